@@ -1,0 +1,100 @@
+from __future__ import annotations
+
+from tritonlint.rule import Context, Diagnostic, Rule
+
+
+class NoTritonKernel(Rule):
+    """
+    ## What it does
+    Flags a submission (a module with a `ModelNew` class) that defines no
+    function decorated with `triton.jit`, in any spelling: `@triton.jit`,
+    `@triton.jit(...)`, `@jit` after `from triton import jit`, an alias such
+    as `import triton as tr`, a stack under `@triton.autotune`, or
+    `kernel = triton.jit(fn)`.
+
+    ## Why is this bad?
+    Degradation type 1 of the seed-002 verifier: the "Triton" solution is
+    plain PyTorch, so any speed-up it reports is PyTorch's, not a kernel's.
+
+    ## Example
+    ```python
+    class ModelNew(nn.Module):
+        def forward(self, x):
+            return torch.nn.functional.gelu(x)
+    ```
+
+    ## Use instead
+    Write the computation as a `@triton.jit` kernel and launch it from
+    `forward` with `kernel[grid](...)`.
+
+    ## Fix safety
+    No fix: writing the kernel is the work.
+    """
+
+    code = "TL001"
+    name = "no-triton-kernel"
+    message = "no @triton.jit kernel in this submission: ModelNew does its math without Triton"
+    regression_type = 1
+    check_key = "triton_kernel_exists"
+    suggestion = (
+        "Type 1: no Triton kernel found. Implement the computation in a @triton.jit "
+        "kernel and launch it from ModelNew.forward with kernel[grid](...)."
+    )
+
+    BAD = [
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class ModelNew(nn.Module):  # expect: TL001
+            def forward(self, x):
+                return torch.nn.functional.gelu(x)  # expect: TL003
+        """,
+        """
+        import triton
+        import torch.nn as nn
+
+
+        def helper(x):  # looks like a kernel, is not jitted
+            return x
+
+
+        class ModelNew(nn.Module):  # expect: TL001
+            def forward(self, x):
+                return helper(x)
+        """,
+    ]
+    GOOD = [
+        """
+        import torch
+        import torch.nn as nn
+        import triton as tr
+        import triton.language as tl
+
+
+        @tr.jit
+        def neg_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            mask = offs < n
+            tl.store(out_ptr + offs, -tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                out = torch.empty_like(x)
+                n = x.numel()
+                neg_kernel[(tr.cdiv(n, 1024),)](x, out, n, BLOCK=1024)
+                return out
+        """,
+    ]
+
+    def run(self, ctx: Context) -> list[Diagnostic]:
+        m = ctx.model
+        cls = m.entry_class
+        if cls is None or m.kernels:
+            return []
+        return [self.report(cls.node.name)]
+
+    def check_details(self, ctx: Context, found: list[Diagnostic]) -> dict:
+        return {"kernels": [k.name for k in ctx.model.kernels]}

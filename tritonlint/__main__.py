@@ -1,0 +1,3 @@
+from tritonlint.cli import main
+
+raise SystemExit(main())

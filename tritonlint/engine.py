@@ -1,0 +1,171 @@
+"""source ─▶ parse (libcst) ─▶ module model ─▶ rules ─▶ diagnostics.
+
+The engine knows rules only through the Rule contract: code, severity,
+regression_type, check_key, suggestion, run() and check_details().
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import time
+import tokenize
+
+import libcst as cst
+
+from tritonlint.config import Config
+from tritonlint.locate import locate
+from tritonlint.model import ModuleModel
+from tritonlint.registry import all_rules
+from tritonlint.rule import ERROR, Context, Diagnostic, Rule
+
+OK, SKIPPED, FAILED = "ok", "skipped", "error"
+NOT_A_SUBMISSION = "not a Triton submission (no ModelNew class, no triton import)"
+
+
+@dataclasses.dataclass
+class FileResult:
+    path: str
+    status: str = OK
+    reason: str | None = None  # why it was skipped, or what went wrong
+    diagnostics: list[Diagnostic] = dataclasses.field(default_factory=list)
+    checks: dict = dataclasses.field(default_factory=dict)
+    regression_type: int | None = None
+    suggestion: str | None = None
+    runtime: dict | None = None
+    elapsed_ms: float = 0.0
+    source: str | None = dataclasses.field(default=None, repr=False)
+
+    @property
+    def valid(self) -> bool:
+        return self.status != FAILED and not any(d.severity == ERROR for d in self.diagnostics)
+
+    def to_json(self) -> dict:
+        return {
+            "path": self.path,
+            "status": self.status,
+            "reason": self.reason,
+            "valid": self.valid,
+            "regression_type": self.regression_type,
+            "checks": self.checks,
+            "suggestion": self.suggestion,
+            "diagnostics": [d.to_json() for d in self.diagnostics],
+            "runtime": self.runtime,
+        }
+
+
+def _engine_error(path: str, code: str, name: str, message: str, line: int = 1, col: int = 0) -> FileResult:
+    d = Diagnostic(code, name, ERROR, message, None, line, col, line, col)
+    return FileResult(path, FAILED, message, [d])
+
+
+def decode(data: bytes, path: str) -> str | FileResult:
+    """Source text, or a failed result naming the line that cannot be read."""
+    nul = data.find(b"\x00")
+    if nul != -1:
+        line = data.count(b"\n", 0, nul) + 1
+        return _engine_error(path, "TL901", "unreadable-file", f"binary file (NUL byte on line {line})", line)
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as e:
+        return _engine_error(path, "TL901", "unreadable-file", f"bad encoding declaration: {e}")
+    try:
+        text = data.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as e:
+        start = getattr(e, "start", 0)
+        line = data.count(b"\n", 0, start) + 1
+        return _engine_error(path, "TL901", "unreadable-file", f"not valid {encoding}: {e.__class__.__name__} at line {line}", line)
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def parse(text: str, path: str) -> cst.Module | FileResult:
+    try:
+        return cst.parse_module(text)
+    except cst.ParserSyntaxError as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else "syntax error"
+        return _engine_error(path, "TL900", "syntax-error", f"syntax error: {first}", e.raw_line, e.raw_column)
+    except RecursionError:
+        return _engine_error(path, "TL900", "syntax-error", "expression nesting too deep to parse")
+    except Exception as e:  # libcst raises a few non-syntax errors on odd input
+        return _engine_error(path, "TL900", "syntax-error", f"cannot parse: {e.__class__.__name__}: {e}")
+
+
+def lint_source(data: bytes | str, path: str, config: Config = Config()) -> FileResult:
+    t0 = time.perf_counter()
+    text = decode(data, path) if isinstance(data, bytes) else data
+    if isinstance(text, FileResult):
+        return _timed(text, t0)
+    module = parse(text, path)
+    if isinstance(module, FileResult):
+        return _timed(module, t0)
+    result = lint_module(module, path, config)
+    result.source = text
+    return _timed(result, t0)
+
+
+def lint_module(module: cst.Module, path: str, config: Config) -> FileResult:
+    try:
+        model = ModuleModel(module, config.entry_class, config.entry_method)
+    except RecursionError:
+        return _engine_error(path, "TL902", "internal-error", "expression nesting too deep to analyse")
+    if model.entry_class is None and not model.uses_triton:
+        return FileResult(path, SKIPPED, NOT_A_SUBMISSION)
+    ctx = Context(model, config, path)
+    result = FileResult(path)
+    by_rule: list[tuple[Rule, list[Diagnostic]]] = []
+    for rule_cls in all_rules():
+        rule = rule_cls()
+        found: list[Diagnostic] = []
+        if config.enabled(rule.code):
+            try:
+                found = list(rule.run(ctx))
+            except RecursionError:
+                result.diagnostics.append(Diagnostic("TL902", "internal-error", ERROR, f"{rule.code}: nesting too deep to analyse"))
+                result.status, result.reason = FAILED, "internal error"
+            except Exception as e:  # a rule bug must not take the other files down
+                msg = f"{rule.code} failed: {e.__class__.__name__}: {e}"
+                result.diagnostics.append(Diagnostic("TL902", "internal-error", ERROR, msg))
+                result.status, result.reason = FAILED, msg
+        by_rule.append((rule, found))
+        result.diagnostics += found
+    _place(module, result.diagnostics)
+    result.diagnostics.sort(key=lambda d: (d.line, d.col, d.code))
+    _fill_checks(ctx, result, by_rule)
+    return result
+
+
+def _place(module: cst.Module, diagnostics: list[Diagnostic]) -> None:
+    positions = locate(module, [d.node for d in diagnostics if d.node is not None])
+    for d in diagnostics:
+        p = positions.get(d.node) if d.node is not None else None
+        if p is not None:
+            d.line, d.col, d.end_line, d.end_col = p
+
+
+def _fill_checks(ctx: Context, result: FileResult, by_rule: list[tuple[Rule, list[Diagnostic]]]) -> None:
+    lowest: Rule | None = None
+    for rule, found in by_rule:
+        if rule.check_key is not None:
+            entry = {"passed": not found}
+            entry.update(rule.check_details(ctx, found))
+            result.checks[rule.check_key] = entry
+        if found and rule.regression_type is not None:
+            if lowest is None or rule.regression_type < lowest.regression_type:
+                lowest = rule
+    if lowest is not None:
+        result.regression_type = lowest.regression_type
+        result.suggestion = lowest.suggestion
+
+
+def lint_path(path: str, config: Config = Config()) -> FileResult:
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        return _engine_error(path, "TL901", "unreadable-file", f"cannot read: {e.strerror or e}")
+    return lint_source(data, path, config)
+
+
+def _timed(r: FileResult, t0: float) -> FileResult:
+    r.elapsed_ms = (time.perf_counter() - t0) * 1e3
+    return r

@@ -1,0 +1,112 @@
+"""The contract between the engine and a rule.
+
+A rule is one class in one module of `tritonlint.rules`: a code, a
+kebab-case name, a severity, a docstring with the sections *What it does*,
+*Why is this bad?*, *Example*, *Use instead*, *Fix safety*, and its own
+BAD/GOOD example submissions. In a BAD example, each line a diagnostic must
+land on ends with `# expect: CODE` (several codes: `# expect: TL002 TL003`);
+`# expect-file: CODE` anywhere means a finding at line 1. The test suite
+runs every rule's examples; the docs are generated from the same text.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import textwrap
+from typing import TYPE_CHECKING, ClassVar, Iterable
+
+import libcst as cst
+
+if TYPE_CHECKING:
+    from tritonlint.config import Config
+    from tritonlint.model import ModuleModel
+
+ERROR, WARNING = "error", "warning"
+
+
+@dataclasses.dataclass
+class Diagnostic:
+    code: str
+    name: str
+    severity: str
+    message: str
+    node: cst.CSTNode | None = dataclasses.field(default=None, repr=False, compare=False)
+    line: int = 1
+    col: int = 0
+    end_line: int = 1
+    end_col: int = 0
+    fix: dict | None = None
+    data: dict = dataclasses.field(default_factory=dict, compare=False)
+
+    def to_json(self) -> dict:
+        return {
+            "code": self.code,
+            "name": self.name,
+            "severity": self.severity,
+            "line": self.line,
+            "col": self.col,
+            "end_line": self.end_line,
+            "end_col": self.end_col,
+            "message": self.message,
+            "fix": self.fix,
+        }
+
+
+@dataclasses.dataclass
+class Context:
+    """What a rule may look at besides the model."""
+
+    model: "ModuleModel"
+    config: "Config"
+    path: str
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    severity: ClassVar[str] = ERROR
+    message: ClassVar[str]
+    # Degradation rules: their seed-002 type, `checks` key and suggestion.
+    regression_type: ClassVar[int | None] = None
+    check_key: ClassVar[str | None] = None
+    suggestion: ClassVar[str | None] = None
+    BAD: ClassVar[list[str]] = []
+    GOOD: ClassVar[list[str]] = []
+
+    def run(self, ctx: Context) -> Iterable[Diagnostic]:
+        raise NotImplementedError
+
+    def check_details(self, ctx: Context, found: list[Diagnostic]) -> dict:
+        """Extra fields of this rule's seed-002 `checks` entry."""
+        return {}
+
+    def report(self, node: cst.CSTNode | None, message: str | None = None, **data) -> Diagnostic:
+        return Diagnostic(
+            self.code, self.name, self.severity, message or self.message, node, data=data
+        )
+
+    @classmethod
+    def doc(cls) -> str:
+        return textwrap.dedent(cls.__doc__ or "").strip()
+
+    @classmethod
+    def examples(cls) -> list[tuple[str, str]]:
+        return [("bad", textwrap.dedent(s).lstrip("\n")) for s in cls.BAD] + [
+            ("good", textwrap.dedent(s).lstrip("\n")) for s in cls.GOOD
+        ]
+
+
+_EXPECT = re.compile(r"#\s*expect:\s*((?:TL\d{3}[ ,]*)+)")
+_EXPECT_FILE = re.compile(r"#\s*expect-file:\s*((?:TL\d{3}[ ,]*)+)")
+
+
+def expected_findings(source: str) -> list[tuple[str, int]]:
+    """(code, line) pairs written into a labelled example or fixture."""
+    out = []
+    for i, line in enumerate(source.splitlines(), start=1):
+        for rx, at in ((_EXPECT, i), (_EXPECT_FILE, 1)):
+            m = rx.search(line)
+            if m:
+                out += [(c, at) for c in re.findall(r"TL\d{3}", m.group(1))]
+    return sorted(out)

@@ -1,0 +1,144 @@
+"""What tritonlint knows about the PyTorch and Triton APIs.
+
+Names here are fully qualified (after alias resolution), so `F.softmax`,
+`fn.softmax` and `from torch.nn.functional import softmax` all arrive as
+`torch.nn.functional.softmax`. Rules and the tensor inference share these
+tables; config can extend the glue set (`allow-glue`).
+"""
+
+from __future__ import annotations
+
+TORCH_ROOTS = ("torch", "torch_npu")
+
+# torch.* functions that move no math: allocation, views and layout, metadata.
+GLUE_FUNCTIONS = frozenset(
+    "torch." + n
+    for n in (
+        "empty empty_like empty_strided zeros zeros_like tensor as_tensor "
+        "reshape flatten unflatten squeeze unsqueeze permute transpose t "
+        "swapaxes swapdims movedim moveaxis chunk split tensor_split unbind "
+        "narrow select as_strided view_as_real view_as_complex "
+        "numel is_tensor is_floating_point is_complex finfo iinfo device "
+        "dtype Size get_default_dtype no_grad inference_mode enable_grad "
+        "set_grad_enabled is_grad_enabled manual_seed"
+    ).split()
+)
+
+# Prefixes of torch namespaces that manage devices/runtime, not data.
+GLUE_PREFIXES = (
+    "torch.cuda.",
+    "torch.npu.",
+    "torch.accelerator.",
+    "torch.backends.",
+    "torch.version.",
+    "torch.distributed.",
+    "torch.utils.",
+    "torch.library.",
+    "torch.jit.is_",
+    "torch.compiler.is_",
+    "torch.nn.Parameter",
+    "torch.nn.parameter.",
+    "torch.nn.Module",
+    "torch.Tensor",
+    "torch_npu.npu.",
+)
+
+DTYPE_NAMES = frozenset(
+    (
+        "float float16 float32 float64 bfloat16 half double int int8 int16 "
+        "int32 int64 uint8 uint16 uint32 uint64 long short bool complex64 "
+        "complex128 float8_e4m3fn float8_e5m2 float8_e4m3fnuz float8_e5m2fnuz"
+    ).split()
+)
+
+
+def is_dtype_name(qualname: str) -> bool:
+    return qualname.startswith("torch.") and qualname[6:] in DTYPE_NAMES
+
+# Tensor methods that move no math.
+GLUE_METHODS = frozenset(
+    (
+        "view view_as reshape reshape_as permute transpose t T mT contiguous "
+        "expand expand_as unsqueeze squeeze flatten unflatten chunk split "
+        "tensor_split unbind narrow select as_strided movedim moveaxis "
+        "swapaxes swapdims unfold "
+        "size stride numel dim ndimension nelement element_size data_ptr "
+        "storage_offset is_contiguous get_device is_floating_point "
+        "is_complex untyped_storage "
+        "new_empty new_empty_strided new_zeros empty_like zero_ "
+        "clone detach copy_ cuda npu cpu requires_grad_ "
+        "item tolist numpy"
+    ).split()
+)
+
+# Methods whose result is a Python value, not a tensor.
+NON_TENSOR_METHODS = frozenset(
+    (
+        "size stride numel dim ndimension nelement element_size data_ptr "
+        "storage_offset is_contiguous get_device is_floating_point "
+        "is_complex item tolist numpy untyped_storage"
+    ).split()
+)
+
+# torch.* calls whose result is not a tensor.
+NON_TENSOR_FUNCTIONS = frozenset(
+    "torch." + n
+    for n in (
+        "numel is_tensor is_floating_point is_complex finfo iinfo device "
+        "dtype Size get_default_dtype no_grad inference_mode enable_grad "
+        "set_grad_enabled is_grad_enabled manual_seed"
+    ).split()
+)
+
+# Attributes of a tensor that are themselves tensors (the rest is metadata).
+TENSOR_ATTRIBUTES = frozenset("T mT H mH data real imag grad".split())
+
+# Conversions: data changes although no operator is written.
+CONVERSION_METHODS = frozenset(
+    "float half bfloat16 double int long short bool byte char type".split()
+)
+
+# nn layers that do no math when called.
+GLUE_LAYERS = frozenset(
+    "torch.nn." + n for n in "Identity Flatten Unflatten Module ModuleList ModuleDict Sequential".split()
+)
+
+# Python builtins that compute when handed a tensor.
+COMPUTING_BUILTINS = frozenset(
+    "builtins." + n for n in "abs sum min max pow round divmod".split()
+)
+
+TRITON_JIT = "triton.jit"
+# Decorators/wrappers that keep a function a Triton kernel.
+KERNEL_WRAPPERS = frozenset(
+    ("triton.jit", "triton.autotune", "triton.heuristics", "triton.runtime.jit.jit")
+)
+# Calls that return (a wrapper of) their first argument.
+PASS_THROUGH_CALLS = frozenset(("functools.partial", "functools.wraps"))
+
+TRITON_LANGUAGE = ("triton.language.", "tl.")
+# triton.language calls that only move data or compute indices.
+TL_DATA_MOVEMENT = frozenset(
+    "triton.language." + n
+    for n in (
+        "load store program_id num_programs arange cdiv multiple_of "
+        "max_contiguous max_constancy static_assert static_print "
+        "device_print device_assert static_range range full zeros "
+        "zeros_like broadcast broadcast_to reshape view expand_dims "
+        "make_block_ptr advance make_tensor_descriptor load_tensor_descriptor "
+        "store_tensor_descriptor cast where constexpr assume debug_barrier"
+    ).split()
+)
+
+
+def is_torch_name(qualname: str) -> bool:
+    root = qualname.split(".", 1)[0]
+    return root in TORCH_ROOTS
+
+
+def is_glue_function(qualname: str, extra: frozenset[str] = frozenset()) -> bool:
+    return (
+        qualname in GLUE_FUNCTIONS
+        or qualname in extra
+        or qualname.startswith(GLUE_PREFIXES)
+    )
