@@ -199,7 +199,7 @@ class TorchComputeInForward(Rule):
             if torch_api.is_glue_function(q, extra):
                 return None
             return f"{q} computes in PyTorch"
-        if q in torch_api.COMPUTING_BUILTINS and any(m.is_tensor(a.value, scope) for a in call.args):
+        if q in torch_api.COMPUTING_BUILTINS and any(m.holds_tensors(a.value, scope) for a in call.args):
             return f"builtin {q[9:]}() on a tensor computes in PyTorch"
         return None
 

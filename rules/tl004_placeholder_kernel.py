@@ -132,11 +132,16 @@ def _launched(m: ModuleModel) -> list[Function]:
 
 
 def _computes(m: ModuleModel, kernel: Function) -> bool:
-    return any(_jit_function_computes(m, k, helper=k is not kernel) for k in m.jit_callees(kernel))
+    return _jit_function_computes(m, kernel, frozenset(), set())
 
 
-def _jit_function_computes(m: ModuleModel, k: Function, helper: bool) -> bool:
-    data = set(k.param_names()) if helper else set()
+def _jit_function_computes(m: ModuleModel, k: Function, data_params: frozenset, seen: set) -> bool:
+    """Whether `k` does math on loaded data. `data_params` are the parameters
+    its caller fed with loaded data (none for the launched kernel itself)."""
+    if (id(k), data_params) in seen:
+        return False
+    seen.add((id(k), data_params))
+    data = set(data_params)
 
     def is_load(call: cst.Call, scope) -> bool:
         return any(q in _LOADS for q in m.externals(call.func, scope))
@@ -172,6 +177,11 @@ def _jit_function_computes(m: ModuleModel, k: Function, helper: bool) -> bool:
         if carries(op.target, scope) or carries(op.value, scope):
             return True
     for call, scope in facts[cst.Call]:
+        for helper in m.resolve(call.func, scope):
+            if isinstance(helper, Function) and helper.is_kernel:
+                fed = frozenset(_fed_params(helper, call, lambda e: carries(e, scope)))
+                if _jit_function_computes(m, helper, fed, seen):
+                    return True
         if not any(carries(a.value, scope) for a in call.args):
             if not (isinstance(call.func, cst.Attribute) and carries(call.func.value, scope)):
                 continue
@@ -184,3 +194,13 @@ def _jit_function_computes(m: ModuleModel, k: Function, helper: bool) -> bool:
         if is_method and carries(func.value, scope) and func.attr.value not in _DATA_METHODS:
             return True
     return False
+
+
+def _fed_params(helper: Function, call: cst.Call, carries) -> list[str]:
+    names = helper.param_names()
+    out = []
+    for i, a in enumerate(call.args):
+        name = a.keyword.value if a.keyword is not None else (names[i] if i < len(names) else None)
+        if name is not None and carries(a.value):
+            out.append(name)
+    return out

@@ -55,7 +55,7 @@ class FileResult:
 
 
 def _engine_error(path: str, code: str, name: str, message: str, line: int = 1, col: int = 0) -> FileResult:
-    d = Diagnostic(code, name, ERROR, message, None, line, col, line, col)
+    d = Diagnostic(code, name, ERROR, message, None, line, col + 1, line, col + 1)
     return FileResult(path, FAILED, message, [d])
 
 
@@ -138,8 +138,8 @@ def _place(module: cst.Module, diagnostics: list[Diagnostic]) -> None:
     positions = locate(module, [d.node for d in diagnostics if d.node is not None])
     for d in diagnostics:
         p = positions.get(d.node) if d.node is not None else None
-        if p is not None:
-            d.line, d.col, d.end_line, d.end_col = p
+        if p is not None:  # columns are reported 1-based, end exclusive
+            d.line, d.col, d.end_line, d.end_col = p[0], p[1] + 1, p[2], p[3] + 1
 
 
 def _fill_checks(ctx: Context, result: FileResult, by_rule: list[tuple[Rule, list[Diagnostic]]]) -> None:

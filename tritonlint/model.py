@@ -149,12 +149,15 @@ class Function:
     def param_names(self) -> list[str]:
         return [p.name.value for p in self.params]
 
+    def decorated_with(self, model: "ModuleModel", qualname: str) -> bool:
+        return any(
+            isinstance(t, External) and t.qualname == qualname
+            for d in self.decorators
+            for t in model.resolve(d.decorator, self.scope.parent)
+        )
+
     def is_staticmethod(self, model: "ModuleModel") -> bool:
-        for d in self.decorators:
-            for t in model.resolve(d.decorator, self.scope.parent):
-                if isinstance(t, External) and t.qualname in ("builtins.staticmethod",):
-                    return True
-        return False
+        return self.decorated_with(model, "builtins.staticmethod")
 
     def __repr__(self) -> str:
         return f"Function({self.qualname})"
@@ -936,7 +939,9 @@ class ModuleModel:
     def _feed(self, call: cst.Call, scope: Scope, caller: Function, g: Function) -> bool:
         names = g.param_names()
         if g.cls is not None and names and isinstance(call.func, cst.Attribute) and not g.is_staticmethod(self):
-            names = names[1:]  # bound method: self is implicit
+            via_class = any(isinstance(t, ClassInfo) for t in self.resolve(call.func.value, scope))
+            if not via_class or g.decorated_with(self, "builtins.classmethod"):
+                names = names[1:]  # bound method: self/cls is implicit
         changed = False
         pos = 0
         for a in call.args:
@@ -1019,6 +1024,20 @@ class ModuleModel:
             return self.is_tensor(expr.left, scope, d) or any(self.is_tensor(c.comparator, scope, d) for c in expr.comparisons)
         return False
 
+    def holds_tensors(self, expr: cst.BaseExpression, scope: Scope) -> bool:
+        """A tensor, or a list/tuple literal (or a name bound to one) holding tensors."""
+        if self.is_tensor(expr, scope):
+            return True
+        if isinstance(expr, cst.Name):
+            return any(
+                b.kind == "assign" and b.index is None and isinstance(b.value, (cst.List, cst.Tuple))
+                and self.holds_tensors(b.value, b.scope)
+                for b in self.lookup(expr.value, scope)
+            )
+        if isinstance(expr, (cst.List, cst.Tuple)):
+            return any(self.is_tensor(e.value, scope) for e in expr.elements)
+        return False
+
     def _class_attr_is_tensor(self, c: ClassInfo, attr: str, depth: int) -> bool:
         for k in self.mro(c):
             if attr in k.buffers:
@@ -1040,7 +1059,7 @@ class ModuleModel:
                     if q in torch_api.NON_TENSOR_FUNCTIONS or q.startswith(torch_api.GLUE_PREFIXES):
                         continue
                     return True
-                if q in torch_api.COMPUTING_BUILTINS and any(self.is_tensor(a.value, scope, depth) for a in call.args):
+                if q in torch_api.COMPUTING_BUILTINS and any(self.holds_tensors(a.value, scope) for a in call.args):
                     return True
             elif isinstance(t, Instance) and isinstance(t.of, External) and torch_api.is_torch_name(t.of.qualname):
                 return True

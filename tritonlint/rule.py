@@ -32,10 +32,10 @@ class Diagnostic:
     severity: str
     message: str
     node: cst.CSTNode | None = dataclasses.field(default=None, repr=False, compare=False)
-    line: int = 1
-    col: int = 0
+    line: int = 1  # 1-based
+    col: int = 1  # 1-based
     end_line: int = 1
-    end_col: int = 0
+    end_col: int = 1  # 1-based, exclusive
     fix: dict | None = None
     data: dict = dataclasses.field(default_factory=dict, compare=False)
 

@@ -1,0 +1,104 @@
+"""Reporters: they only render FileResults (JSON, text)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import IO, Sequence
+
+import tritonlint
+from tritonlint.engine import FAILED, SKIPPED, FileResult
+from tritonlint.rule import ERROR, WARNING
+
+SCHEMA_VERSION = 1
+_CHECK_LISTS = {"triton_kernel_exists": "kernels", "kernel_called_from_forward": "called"}
+
+
+def build_report(results: Sequence[FileResult], elapsed_ms: float) -> dict:
+    """The unified JSON: seed-002 keys on top (for one file exactly its
+    output), then one entry per file, then a summary."""
+    valid = all(r.valid for r in results)
+    types = [r.regression_type for r in results if r.regression_type is not None]
+    lowest = min(types) if types else None
+    if len(results) == 1:
+        checks, suggestion = results[0].checks, results[0].suggestion
+    else:
+        checks = _merge_checks(results)
+        suggestion = next((r.suggestion for r in results if r.regression_type == lowest), None)
+    diags = [d for r in results for d in r.diagnostics]
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "tritonlint", "version": tritonlint.__version__},
+        "valid": valid,
+        "regression_type": lowest,
+        "checks": checks,
+        "suggestion": suggestion,
+        "files": [r.to_json() for r in results],
+        "summary": {
+            "files": len(results),
+            "skipped": sum(r.status == SKIPPED for r in results),
+            "failed": sum(r.status == FAILED for r in results),
+            "errors": sum(d.severity == ERROR for d in diags),
+            "warnings": sum(d.severity == WARNING for d in diags),
+            "fixable": sum(d.fix is not None for d in diags),
+            "elapsed_ms": round(elapsed_ms, 3),
+        },
+    }
+
+
+def _merge_checks(results: Sequence[FileResult]) -> dict:
+    """Several files: a check passes when it passed in every file; lists are
+    concatenated, each item naming its file."""
+    merged: dict = {}
+    for r in results:
+        for key, entry in r.checks.items():
+            m = merged.setdefault(key, {"passed": True})
+            m["passed"] = m["passed"] and entry.get("passed", True)
+            for field, value in entry.items():
+                if field == "passed" or not isinstance(value, list):
+                    continue
+                items = m.setdefault(field, [])
+                for v in value:
+                    items.append({**v, "path": r.path} if isinstance(v, dict) else f"{r.path}::{v}")
+    return merged
+
+
+def write_json(report: dict, out: IO[str]) -> None:
+    json.dump(report, out, indent=2)
+    out.write("\n")
+
+
+def write_text(results: Sequence[FileResult], report: dict, out: IO[str], color: bool) -> None:
+    lines: list[tuple[str, str]] = []  # (style, text)
+    for r in results:
+        for d in r.diagnostics:
+            style = "red" if d.severity == ERROR else "yellow"
+            lines.append((style, f"{r.path}:{d.line}:{d.col}: {d.code} {d.message}"))
+    s = report["summary"]
+    checked = s["files"] - s["skipped"]
+    tail = f"{checked} file{'s' * (checked != 1)} checked" + (f", {s['skipped']} skipped" if s["skipped"] else "")
+    if s["errors"] or s["warnings"]:
+        n_files = sum(1 for r in results if r.diagnostics)
+        summary = (f"Found {s['errors']} error{'s' * (s['errors'] != 1)} and {s['warnings']} "
+                   f"warning{'s' * (s['warnings'] != 1)} in {n_files} file{'s' * (n_files != 1)} ({tail}).")
+        lines.append(("bold", summary))
+    else:
+        lines.append(("green", f"All checks passed ({tail})."))
+    if color:
+        from rich.console import Console
+        from rich.text import Text
+
+        console = Console(file=out, highlight=False, soft_wrap=True)
+        for style, text in lines:
+            console.print(Text(text, style=style))
+    else:
+        for _, text in lines:
+            out.write(text + "\n")
+
+
+def use_color(stream: IO[str] = sys.stdout) -> bool:
+    import os
+
+    if os.environ.get("NO_COLOR"):
+        return False
+    return bool(getattr(stream, "isatty", lambda: False)())
