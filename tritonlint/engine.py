@@ -6,10 +6,12 @@ regression_type, check_key, suggestion, run() and check_details().
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import io
 import time
 import tokenize
+import warnings
 
 import libcst as cst
 
@@ -78,7 +80,61 @@ def decode(data: bytes, path: str) -> str | FileResult:
     return text[1:] if text.startswith("\ufeff") else text
 
 
+MAX_NESTING = 500  # libcst's parser takes seconds beyond this, and crashes on deep brackets
+_LONG_LINE = 2000
+
+
+def _too_deep(path: str, line: int, what: str) -> FileResult:
+    return _engine_error(path, "TL900", "syntax-error", f"{what}; tritonlint does not analyse such files", line)
+
+
+def _bracket_depth(text: str) -> int:
+    depth = best = 0
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+            best = max(best, depth)
+        elif ch in ")]}":
+            depth = max(0, depth - 1)
+    return best
+
+
+def _ast_depth(tree: ast.AST) -> tuple[int, int]:
+    best, line, stack = 0, 1, [(tree, 0)]
+    while stack:
+        node, d = stack.pop()
+        if d > best:
+            best, line = d, getattr(node, "lineno", line)
+        stack.extend((c, d + 1) for c in ast.iter_child_nodes(node))
+    return best, line
+
+
+def precheck(text: str, path: str) -> FileResult | None:
+    """Keep inputs that would crash or stall libcst's native parser away from it.
+    CPython's parser is fast and refuses deep nesting with a clean error."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
+    except SyntaxError as e:
+        if "too many nested" in str(e.msg) or "too complex" in str(e.msg):
+            return _too_deep(path, e.lineno or 1, f"nesting too deep: {e.msg}")
+        if _bracket_depth(text) > 200:  # libcst reports the syntax error, unless brackets overflow it
+            return _too_deep(path, e.lineno or 1, "brackets nested more than 200 deep")
+        return None
+    except (RecursionError, MemoryError):
+        return _too_deep(path, 1, "expression nesting too deep to parse")
+    if max(map(len, text.splitlines()), default=0) > _LONG_LINE:
+        depth, line = _ast_depth(tree)
+        if depth > MAX_NESTING:
+            return _too_deep(path, line, f"expression nested {depth} levels deep (limit {MAX_NESTING})")
+    return None
+
+
 def parse(text: str, path: str) -> cst.Module | FileResult:
+    refused = precheck(text, path)
+    if refused is not None:
+        return refused
     try:
         return cst.parse_module(text)
     except cst.ParserSyntaxError as e:

@@ -102,3 +102,9 @@ def use_color(stream: IO[str] = sys.stdout) -> bool:
     if os.environ.get("NO_COLOR"):
         return False
     return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def load_schema() -> dict:
+    from importlib.resources import files
+
+    return json.loads((files("tritonlint") / "schema" / "report.schema.json").read_text(encoding="utf-8"))

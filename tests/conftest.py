@@ -1,0 +1,50 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from tritonlint.report import load_schema
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+SUBMISSIONS = FIXTURES / "submissions"
+_VALIDATOR = jsonschema.Draft202012Validator(load_schema())
+
+
+def validate_report(report: dict) -> dict:
+    _VALIDATOR.validate(report)
+    return report
+
+
+class CliRun:
+    def __init__(self, proc: subprocess.CompletedProcess) -> None:
+        self.rc = proc.returncode
+        self.stdout = proc.stdout
+        self.stderr = proc.stderr
+
+    @property
+    def json(self) -> dict:
+        return validate_report(json.loads(self.stdout))
+
+
+def run_cli(*args: str, cwd: Path | None = None, timeout: float = 300) -> CliRun:
+    """The real CLI in a child process, as users and pre-commit run it."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "tritonlint", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=timeout,
+    )
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return CliRun(proc)
+
+
+@pytest.fixture
+def cli():
+    return run_cli
