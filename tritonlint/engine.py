@@ -109,9 +109,11 @@ def _ast_depth(tree: ast.AST) -> tuple[int, int]:
     return best, line
 
 
-def precheck(text: str, path: str) -> FileResult | None:
+def precheck(text: str, path: str) -> FileResult | SyntaxError | None:
     """Keep inputs that would crash or stall libcst's native parser away from it.
-    CPython's parser is fast and refuses deep nesting with a clean error."""
+    CPython's parser is fast and refuses deep nesting with a clean error. Its
+    other syntax errors are returned, not reported: libcst may know a newer
+    grammar than this interpreter, so it has the last word."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -121,9 +123,11 @@ def precheck(text: str, path: str) -> FileResult | None:
             return _too_deep(path, e.lineno or 1, f"nesting too deep: {e.msg}")
         if _bracket_depth(text) > 200:  # libcst reports the syntax error, unless brackets overflow it
             return _too_deep(path, e.lineno or 1, "brackets nested more than 200 deep")
-        return None
-    except (RecursionError, MemoryError):
-        return _too_deep(path, 1, "expression nesting too deep to parse")
+        return e
+    except (RecursionError, MemoryError):  # no position from CPython: blame the longest line
+        lines = text.splitlines() or [""]
+        longest = max(range(len(lines)), key=lambda i: len(lines[i]))
+        return _too_deep(path, longest + 1, "expression nesting too deep to parse")
     if max(map(len, text.splitlines()), default=0) > _LONG_LINE:
         depth, line = _ast_depth(tree)
         if depth > MAX_NESTING:
@@ -132,12 +136,14 @@ def precheck(text: str, path: str) -> FileResult | None:
 
 
 def parse(text: str, path: str) -> cst.Module | FileResult:
-    refused = precheck(text, path)
-    if refused is not None:
-        return refused
+    pre = precheck(text, path)
+    if isinstance(pre, FileResult):
+        return pre
     try:
         return cst.parse_module(text)
     except cst.ParserSyntaxError as e:
+        if isinstance(pre, SyntaxError):  # both agree it is broken: CPython's words are clearer
+            return _engine_error(path, "TL900", "syntax-error", f"syntax error: {pre.msg}", pre.lineno or 1, max(0, (pre.offset or 1) - 1))
         first = str(e).strip().splitlines()[0] if str(e).strip() else "syntax error"
         return _engine_error(path, "TL900", "syntax-error", f"syntax error: {first}", e.raw_line, e.raw_column)
     except RecursionError:

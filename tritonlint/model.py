@@ -602,7 +602,7 @@ class ModuleModel:
         self.imports: set[str] = set()
         self.function_of_node: dict[cst.CSTNode, Function] = {}
         self._class_of_scope: dict[Scope, ClassInfo] = {}
-        self._resolved: dict[tuple[int, int], frozenset] = {}
+        self._resolved: dict[tuple, frozenset] = {}
         self._reachable: list[Function] | None = None
         self._tensor_ready = False
         _Builder(self).run(module)
@@ -694,7 +694,7 @@ class ModuleModel:
         names, Instances, Launchers. Empty when unknown (locals, parameters)."""
         if expr is None or depth > _MAX_DEPTH:
             return frozenset()
-        key = (id(expr), id(scope))
+        key = (expr, scope)  # the key keeps the node alive, so identities stay unique
         hit = self._resolved.get(key)
         if hit is not None:
             return hit

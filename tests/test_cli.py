@@ -1,0 +1,86 @@
+"""CLI behaviour: selection, catalog commands, mixed repositories, output files."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+from conftest import ROOT, SUBMISSIONS, validate_report
+
+MIXED = SUBMISSIONS / "type4_03_cast_only_kernel.py"  # TL003 and TL004
+
+
+def codes(run) -> list[str]:
+    return [d["code"] for f in run.json["files"] for d in f["diagnostics"]]
+
+
+def test_select_and_ignore(cli):
+    assert sorted(codes(cli(str(MIXED), "--json"))) == ["TL003", "TL004"]
+    assert codes(cli(str(MIXED), "--json", "--select", "TL004")) == ["TL004"]
+    run = cli(str(MIXED), "--json", "--ignore", "TL003,TL004")
+    assert codes(run) == [] and run.rc == 0
+
+
+def test_rules_and_explain(cli):
+    run = cli("rules")
+    assert run.rc == 0
+    for code in ("TL001", "TL002", "TL003", "TL004"):
+        assert code in run.stdout
+    ex = cli("explain", "TL003")
+    assert ex.rc == 0 and "## Why is this bad?" in ex.stdout and "```python" in ex.stdout
+    assert cli("explain", "placeholder-kernel").rc == 0
+    bad = cli("explain", "TL999")
+    assert bad.rc == 2 and "no rule" in bad.stderr
+
+
+def test_usage_errors_exit_2(cli):
+    assert cli().rc == 2
+    assert cli("--format", "xml", str(MIXED)).rc == 2
+    assert cli("--no-such-flag", str(MIXED)).rc == 2
+
+
+def test_mixed_repository_skips_unrelated_files(tmp_path, cli):
+    (tmp_path / "setup_helpers.py").write_text("import os\n\ndef version():\n    return os.environ.get('V', '0')\n")
+    (tmp_path / "kernels.py").write_text(
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef k(p):\n    tl.store(p, tl.load(p) + 1)\n"
+    )
+    shutil.copy(SUBMISSIONS / "clean_02_jit_with_args.py", tmp_path / "solution.py")
+    run = cli(str(tmp_path), "--json")
+    assert run.rc == 0
+    status = {f["path"].rsplit("/", 1)[-1]: f["status"] for f in run.json["files"]}
+    assert status == {"kernels.py": "ok", "setup_helpers.py": "skipped", "solution.py": "ok"}
+    text = cli(str(tmp_path))
+    assert text.stdout.strip().endswith("All checks passed (2 files checked, 1 skipped).")
+
+
+def test_output_file_and_several_files_merge_checks(tmp_path, cli):
+    out = tmp_path / "report.json"
+    a, b = SUBMISSIONS / "type1_01_pure_torch.py", SUBMISSIONS / "type3_07_tensor_methods.py"
+    run = cli(str(a), str(b), "--format", "json", "-o", str(out))
+    assert run.rc == 1 and run.stdout == ""
+    r = validate_report(json.loads(out.read_text()))
+    assert r["regression_type"] == 1 and r["valid"] is False
+    assert "Type 1" in r["suggestion"]
+    violations = r["checks"]["no_forbidden_torch_ops"]["violations"]
+    assert {v["path"] for v in violations} == {str(a), str(b)}
+    assert r["checks"]["triton_kernel_exists"]["passed"] is False
+
+
+def test_exclude_glob(tmp_path, cli):
+    shutil.copy(SUBMISSIONS / "type1_01_pure_torch.py", tmp_path / "bad.py")
+    shutil.copy(SUBMISSIONS / "clean_01_direct_launch.py", tmp_path / "good.py")
+    assert cli(str(tmp_path), "--exclude", "bad.py").rc == 0
+    assert cli(str(tmp_path)).rc == 1
+
+
+def test_lint_path_imports_no_torch_triton_numpy(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "tritonlint", "--json", str(MIXED)],
+        capture_output=True, text=True, cwd=ROOT,
+    )
+    assert proc.returncode == 1
+    imported = {line.split("|")[-1].strip().split(".")[0] for line in proc.stderr.splitlines() if line.startswith("import time:")}
+    assert "libcst" in imported
+    assert not imported & {"torch", "triton", "numpy", "torch_npu"}, imported & {"torch", "triton", "numpy"}
