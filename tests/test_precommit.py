@@ -1,0 +1,56 @@
+"""The hook as users run it: real `pre-commit try-repo` in a temporary git repo."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, SUBMISSIONS
+
+PRE_COMMIT = [sys.executable, "-m", "pre_commit"]
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def solutions_repo(tmp_path_factory) -> Path:
+    repo = tmp_path_factory.mktemp("solutions")
+    git(repo, "init", "-q")
+    git(repo, "config", "user.email", "dev@example.com")
+    git(repo, "config", "user.name", "dev")
+    (repo / "t1").mkdir()
+    shutil.copy(SUBMISSIONS / "clean_05_autotune_stack.py", repo / "t1" / "gelu.py")
+    shutil.copy(SUBMISSIONS / "type3_01_softmax_after_kernel.py", repo / "t1" / "softmax.py")
+    (repo / "README.md").write_text("solutions\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "solutions")
+    return repo
+
+
+def try_repo(repo: Path, home: Path, *extra: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PRE_COMMIT_HOME": str(home), "PRE_COMMIT_COLOR": "never"}
+    env.pop("PYTHONPATH", None)
+    return subprocess.run(
+        [*PRE_COMMIT, "try-repo", str(ROOT), "tritonlint", *extra],
+        cwd=repo, env=env, capture_output=True, text=True, timeout=900,
+    )
+
+
+def test_hook_fails_degraded_and_passes_clean(solutions_repo, tmp_path_factory):
+    home = tmp_path_factory.mktemp("pre-commit-home")
+    everything = try_repo(solutions_repo, home, "--all-files")
+    out = everything.stdout + everything.stderr
+    assert everything.returncode == 1, out
+    assert "t1/softmax.py:26:16: TL003" in out
+    assert "t1/gelu.py" not in out
+
+    clean = try_repo(solutions_repo, home, "--files", "t1/gelu.py")
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert "Passed" in clean.stdout
