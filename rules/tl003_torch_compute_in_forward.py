@@ -2,10 +2,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-import libcst as cst
-
-from tritonlint import torch_api
-from tritonlint.model import External, Function, Instance, ModuleModel, Scope
+from tritonlint.compute import compute_sites
 from tritonlint.rule import Context, Diagnostic, Rule
 
 
@@ -134,101 +131,9 @@ class TorchComputeInForward(Rule):
         extra = ctx.config.allow_glue
         for f in m.host_reachable():
             where = "" if f is m.entry else f" (in `{f.qualname}`, reached from {m.entry.qualname})"
-            for node, call, reason in self._violations(m, f, extra):
+            for node, call, reason in compute_sites(m, f, extra):
                 d = self.report(node, f"PyTorch computes `{call}` on the forward path: {reason}{where}", call=call, reason=reason)
                 yield d
 
     def check_details(self, ctx: Context, found: list[Diagnostic]) -> dict:
         return {"violations": [{"line": d.line, "call": d.data["call"], "reason": d.data["reason"]} for d in found]}
-
-    # -- what counts
-    def _violations(self, m: ModuleModel, f: Function, extra) -> Iterator[tuple[cst.CSTNode, str, str]]:
-        code = m.module.code_for_node
-        for call, scope in f.facts[cst.Call]:
-            reason = self._call_reason(m, call, scope, extra)
-            if reason:
-                yield call, code(call.func).strip(), reason
-        for op, scope in f.facts[cst.BinaryOperation]:
-            if m.is_tensor(op.left, scope) or m.is_tensor(op.right, scope):
-                sym = code(op.operator).strip()
-                yield op, sym, f"tensor operator `{sym}` runs a PyTorch kernel"
-        for op, scope in f.facts[cst.UnaryOperation]:
-            if not isinstance(op.operator, cst.Not) and m.is_tensor(op.expression, scope):
-                sym = code(op.operator).strip()
-                yield op, sym, f"tensor operator `{sym}` runs a PyTorch kernel"
-        for op, scope in f.facts[cst.Comparison]:
-            if m.is_tensor(op, scope):
-                sym = code(op.comparisons[0].operator).strip()
-                yield op, sym, f"tensor comparison `{sym}` runs a PyTorch kernel"
-        for op, scope in f.facts[cst.AugAssign]:
-            if m.is_tensor(op.target, scope) or m.is_tensor(op.value, scope):
-                sym = code(op.operator).strip()
-                yield op, sym, f"in-place tensor operator `{sym}` runs a PyTorch kernel"
-        for sub, scope in f.subscript_stores:
-            if m.is_tensor(sub.value, scope):
-                yield sub, code(sub).strip() + " = ...", "indexed write into a tensor runs a PyTorch kernel"
-        for sub, scope in f.facts[cst.Subscript]:
-            if m.is_tensor(sub.value, scope) and any(
-                isinstance(el.slice, cst.Index) and m.is_tensor(el.slice.value, scope) for el in sub.slice
-            ):
-                yield sub, code(sub).strip(), "indexing with a tensor gathers in PyTorch"
-
-    def _call_reason(self, m: ModuleModel, call: cst.Call, scope: Scope, extra) -> str | None:
-        targets = m.resolve(call.func, scope)
-        for t in targets:
-            if isinstance(t, External):
-                reason = self._external_reason(m, t.qualname, call, scope, extra)
-                if reason:
-                    return reason
-            elif isinstance(t, Instance) and isinstance(t.of, External):
-                q = t.of.qualname
-                if torch_api.is_torch_name(q) and q not in torch_api.GLUE_LAYERS and q not in extra:
-                    return f"calling the {q} layer computes in PyTorch"
-        func = call.func
-        if not targets and isinstance(func, cst.Attribute) and m.is_tensor(func.value, scope):
-            return self._method_reason(m, func.attr.value, call, scope, extra)
-        return None
-
-    def _external_reason(self, m, q: str, call, scope, extra) -> str | None:
-        if "()." in q:  # a method on the result of an external call: `torch.empty(...).fill_(0)`
-            head, method = q.rsplit(".", 1)
-            if torch_api.is_torch_name(head) and "." not in method:
-                return self._method_reason(m, method, call, scope, extra)
-            return None
-        if torch_api.is_torch_name(q):
-            if torch_api.is_glue_function(q, extra):
-                return None
-            return f"{q} computes in PyTorch"
-        if q in torch_api.COMPUTING_BUILTINS and any(m.holds_tensors(a.value, scope) for a in call.args):
-            return f"builtin {q[9:]}() on a tensor computes in PyTorch"
-        return None
-
-    def _method_reason(self, m, name: str, call: cst.Call, scope, extra) -> str | None:
-        if f"Tensor.{name}" in extra:
-            return None
-        if name == "to":
-            if _is_conversion(m, call, scope):
-                return "Tensor.to(dtype) converts data in PyTorch; cast inside the kernel"
-            return None
-        if name in torch_api.GLUE_METHODS:
-            return None
-        if name in torch_api.CONVERSION_METHODS:
-            return f"Tensor.{name}() converts data in PyTorch; cast inside the kernel"
-        return f"Tensor.{name}() computes in PyTorch"
-
-
-def _is_conversion(m: ModuleModel, call: cst.Call, scope: Scope) -> bool:
-    """`.to(...)` that changes dtype (not only device)."""
-    for a in call.args:
-        if a.keyword is not None:
-            if a.keyword.value == "dtype":
-                return True
-            continue
-        v = a.value
-        if isinstance(v, cst.Attribute) and v.attr.value == "dtype":
-            return True
-        if any(torch_api.is_dtype_name(q) for q in m.externals(v, scope)):
-            return True
-        if m.is_tensor(v, scope):
-            return True  # `.to(other)` takes other's dtype
-    return False

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
-
-from tritonlint.config import Config
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -19,11 +18,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="files or folders (folders: every *.py below)")
     p.add_argument("--json", action="store_true", help="same as --format json")
-    p.add_argument("--format", choices=("text", "json"), default=None)
+    p.add_argument("--format", choices=("text", "json", "sarif", "github"), default=None)
+    p.add_argument("--fix", action="store_true", help="apply safe fixes in place")
+    p.add_argument("--unsafe-fixes", action="store_true", help="apply unsafe fixes too (implies --fix unless --diff)")
+    p.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
+    p.add_argument("--config", metavar="PYPROJECT", help="pyproject.toml to read [tool.tritonlint] from (default: nearest)")
+    p.add_argument("--isolated", action="store_true", help="ignore every pyproject.toml")
     p.add_argument("--select", default="", help="comma-separated code prefixes to check (default: all)")
     p.add_argument("--ignore", default="", help="comma-separated code prefixes to skip")
     p.add_argument("--exclude", action="append", default=[], metavar="GLOB", help="skip matching paths in folders")
-    p.add_argument("--entry-class", default="ModelNew", help="class whose forward is the entry point")
+    p.add_argument("--entry-class", default=None, help="class whose forward is the entry point (default ModelNew)")
     p.add_argument("-j", "--jobs", type=int, default=0, metavar="N", help="worker processes (0 = one per CPU)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the report here instead of stdout")
     return p
@@ -51,12 +55,26 @@ def _main(argv: list[str]) -> int:
         return _cmd_explain(argv[1:])
     args = _parser().parse_args(argv)  # exits 2 on usage errors
     fmt = "json" if args.json else (args.format or "text")
-    config = Config(
-        select=_codes(args.select),
-        ignore=_codes(args.ignore),
-        entry_class=args.entry_class,
-        exclude=tuple(args.exclude),
-    )
+    from tritonlint import config as cfg
+
+    try:
+        base = cfg.load(None if args.isolated else (args.config or cfg.find_pyproject(".")))
+    except cfg.ConfigError as e:
+        print(f"tritonlint: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    overrides: dict = {}
+    if args.select:
+        overrides["select"] = _codes(args.select)
+    if args.ignore:
+        overrides["ignore"] = base.ignore + _codes(args.ignore)
+    if args.entry_class:
+        overrides["entry_class"] = args.entry_class
+    if args.exclude:
+        overrides["exclude"] = base.exclude + tuple(args.exclude)
+    config = dataclasses.replace(base, **overrides)
+    fix_mode = None
+    if args.fix or args.unsafe_fixes or args.diff:
+        fix_mode = (args.unsafe_fixes, not args.diff)
     from tritonlint.files import UsageError, discover, lint_many
     from tritonlint.engine import FAILED
     from tritonlint.report import build_report, use_color, write_json, write_text
@@ -67,12 +85,24 @@ def _main(argv: list[str]) -> int:
     except UsageError as e:
         print(f"tritonlint: error: {e}", file=sys.stderr)
         return EXIT_USAGE
-    results = lint_many(files, config, args.jobs)
+    results = lint_many(files, config, args.jobs, fix_mode)
     report = build_report(results, (time.perf_counter() - t0) * 1e3)
     out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     try:
+        if args.diff and fmt == "text":
+            for r in results:
+                if r.diff:
+                    out.write(r.diff)
         if fmt == "json":
             write_json(report, out)
+        elif fmt == "sarif":
+            from tritonlint.sarif import write_sarif
+
+            write_sarif(results, out)
+        elif fmt == "github":
+            from tritonlint.report import write_github
+
+            write_github(results, out)
         else:
             write_text(results, report, out, color=not args.output and use_color(out))
     finally:
@@ -80,6 +110,8 @@ def _main(argv: list[str]) -> int:
             out.close()
     if any(r.status == FAILED for r in results):
         return EXIT_USAGE
+    if args.diff and any(r.diff for r in results):
+        return EXIT_FINDINGS
     return EXIT_FINDINGS if any(r.diagnostics for r in results) else EXIT_OK
 
 

@@ -15,11 +15,12 @@ import warnings
 
 import libcst as cst
 
+from tritonlint import suppress
 from tritonlint.config import Config
 from tritonlint.locate import locate
 from tritonlint.model import ModuleModel
 from tritonlint.registry import all_rules
-from tritonlint.rule import ERROR, Context, Diagnostic, Rule
+from tritonlint.rule import ERROR, WARNING, Context, Diagnostic, Rule
 
 OK, SKIPPED, FAILED = "ok", "skipped", "error"
 NOT_A_SUBMISSION = "not a Triton submission (no ModelNew class, no triton import)"
@@ -37,6 +38,10 @@ class FileResult:
     runtime: dict | None = None
     elapsed_ms: float = 0.0
     source: str | None = dataclasses.field(default=None, repr=False)
+    module: cst.Module | None = dataclasses.field(default=None, repr=False)
+    encoding: str = "utf-8"
+    fixes_applied: int = 0
+    diff: str | None = None
 
     @property
     def valid(self) -> bool:
@@ -52,6 +57,7 @@ class FileResult:
             "checks": self.checks,
             "suggestion": self.suggestion,
             "diagnostics": [d.to_json() for d in self.diagnostics],
+            "fixes_applied": self.fixes_applied,
             "runtime": self.runtime,
         }
 
@@ -61,7 +67,7 @@ def _engine_error(path: str, code: str, name: str, message: str, line: int = 1, 
     return FileResult(path, FAILED, message, [d])
 
 
-def decode(data: bytes, path: str) -> str | FileResult:
+def decode(data: bytes, path: str) -> tuple[str, str] | FileResult:
     """Source text, or a failed result naming the line that cannot be read."""
     nul = data.find(b"\x00")
     if nul != -1:
@@ -77,7 +83,7 @@ def decode(data: bytes, path: str) -> str | FileResult:
         start = getattr(e, "start", 0)
         line = data.count(b"\n", 0, start) + 1
         return _engine_error(path, "TL901", "unreadable-file", f"not valid {encoding}: {e.__class__.__name__} at line {line}", line)
-    return text[1:] if text.startswith("\ufeff") else text
+    return (text[1:] if text.startswith("\ufeff") else text), encoding
 
 
 MAX_NESTING = 500  # libcst's parser takes seconds beyond this, and crashes on deep brackets
@@ -154,18 +160,19 @@ def parse(text: str, path: str) -> cst.Module | FileResult:
 
 def lint_source(data: bytes | str, path: str, config: Config = Config()) -> FileResult:
     t0 = time.perf_counter()
-    text = decode(data, path) if isinstance(data, bytes) else data
-    if isinstance(text, FileResult):
-        return _timed(text, t0)
+    decoded = decode(data, path) if isinstance(data, bytes) else (data, "utf-8")
+    if isinstance(decoded, FileResult):
+        return _timed(decoded, t0)
+    text, encoding = decoded
     module = parse(text, path)
     if isinstance(module, FileResult):
         return _timed(module, t0)
-    result = lint_module(module, path, config)
-    result.source = text
+    result = lint_module(module, text, path, config)
+    result.source, result.module, result.encoding = text, module, encoding
     return _timed(result, t0)
 
 
-def lint_module(module: cst.Module, path: str, config: Config) -> FileResult:
+def lint_module(module: cst.Module, text: str, path: str, config: Config) -> FileResult:
     try:
         model = ModuleModel(module, config.entry_class, config.entry_method)
     except RecursionError:
@@ -189,19 +196,69 @@ def lint_module(module: cst.Module, path: str, config: Config) -> FileResult:
                 result.diagnostics.append(Diagnostic("TL902", "internal-error", ERROR, msg))
                 result.status, result.reason = FAILED, msg
         by_rule.append((rule, found))
+    repo_ignored = config.ignored_in(path)
+    by_rule = [(r, [d for d in found if not d.code.startswith(repo_ignored or ("\0",))]) for r, found in by_rule]
+    _place(module, [d for _, found in by_rule for d in found])
+    engine_notes = _apply_suppressions(text, by_rule, config)
+    for _, found in by_rule:
         result.diagnostics += found
-    _place(module, result.diagnostics)
+    result.diagnostics += engine_notes
     result.diagnostics.sort(key=lambda d: (d.line, d.col, d.code))
     _fill_checks(ctx, result, by_rule)
     return result
 
 
+def _apply_suppressions(text: str, by_rule: list[tuple[Rule, list[Diagnostic]]], config: Config) -> list[Diagnostic]:
+    """Drop what the file suppresses; degradation findings only the repository's
+    config may suppress. Returns warnings about the suppressions themselves."""
+    directives = suppress.parse(text)
+    if not directives:
+        return []
+    notes: list[Diagnostic] = []
+    refused: set[int] = set()
+    for i, (rule, found) in enumerate(by_rule):
+        kept = []
+        for d in found:
+            hit = next((s for s in directives if suppress.matches(s, d.code, d.line)), None)
+            if hit is None:
+                kept.append(d)
+            elif rule.regression_type is not None:
+                kept.append(d)
+                if id(hit) not in refused:
+                    refused.add(id(hit))
+                    notes.append(_note("TL906", "unsuppressible-code", hit.line,
+                                       f"{d.code} is a degradation finding: a submission cannot suppress it "
+                                       "(the repository can, in [tool.tritonlint] per-file-ignores)"))
+            else:
+                hit.used.add(d.code)
+        by_rule[i] = (rule, kept)
+    for s in directives:
+        if not s.used and id(s) not in refused:
+            what = ", ".join(sorted(s.codes)) if s.codes else "anything"
+            notes.append(_note("TL905", "unused-suppression", s.line, f"unused suppression: nothing to ignore for {what} here"))
+    return [n for n in notes if config.enabled(n.code)]
+
+
+def _note(code: str, name: str, line: int, message: str) -> Diagnostic:
+    return Diagnostic(code, name, WARNING, message, None, line, 1, line, 1)
+
+
 def _place(module: cst.Module, diagnostics: list[Diagnostic]) -> None:
-    positions = locate(module, [d.node for d in diagnostics if d.node is not None])
+    nodes = [d.node for d in diagnostics if d.node is not None]
+    nodes += [old for d in diagnostics if d.fix is not None for old, _ in d.fix.changes]
+    positions = locate(module, nodes)
     for d in diagnostics:
         p = positions.get(d.node) if d.node is not None else None
         if p is not None:  # columns are reported 1-based, end exclusive
             d.line, d.col, d.end_line, d.end_col = p[0], p[1] + 1, p[2], p[3] + 1
+        if d.fix is not None:
+            edits = []
+            for old, new in d.fix.changes:
+                q = positions.get(old)
+                if q is not None:
+                    content = "" if new is None else module.code_for_node(new)
+                    edits.append({"line": q[0], "col": q[1] + 1, "end_line": q[2], "end_col": q[3] + 1, "content": content})
+            d.fix_json = {"applicability": d.fix.applicability, "description": d.fix.description, "edits": edits}
 
 
 def _fill_checks(ctx: Context, result: FileResult, by_rule: list[tuple[Rule, list[Diagnostic]]]) -> None:

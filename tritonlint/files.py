@@ -43,21 +43,33 @@ def _excluded(path: str, config: Config) -> bool:
     return any(fnmatch.fnmatch(norm, pat) or fnmatch.fnmatch(os.path.basename(norm), pat) for pat in config.exclude)
 
 
-def _lint_detached(args: tuple[str, Config]) -> FileResult:
-    r = lint_path(*args)
-    r.source = None
-    for d in r.diagnostics:
-        d.node = None  # CST nodes stay in the worker
+FixMode = tuple[bool, bool] | None  # (unsafe, write) or no fixing
+
+
+def lint_one(path: str, config: Config, fix: FixMode = None) -> FileResult:
+    r = lint_path(path, config)
+    if fix is not None and any(d.fix is not None for d in r.diagnostics):
+        from tritonlint.fix import fix_file
+
+        r = fix_file(r, config, unsafe=fix[0], write=fix[1])
     return r
 
 
-def lint_many(files: list[str], config: Config, jobs: int) -> list[FileResult]:
+def _lint_detached(args: tuple[str, Config, FixMode]) -> FileResult:
+    r = lint_one(*args)
+    r.source = r.module = None  # CST nodes stay in the worker
+    for d in r.diagnostics:
+        d.node, d.fix = None, None
+    return r
+
+
+def lint_many(files: list[str], config: Config, jobs: int, fix: FixMode = None) -> list[FileResult]:
     if jobs <= 0:
         jobs = os.cpu_count() or 1
     if jobs == 1 or len(files) < PARALLEL_FROM:
-        return [lint_path(f, config) for f in files]
+        return [lint_one(f, config, fix) for f in files]
     from concurrent.futures import ProcessPoolExecutor  # 30 ms of imports, only when parallel
 
     chunk = max(1, min(64, len(files) // (jobs * 8)))
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(_lint_detached, [(f, config) for f in files], chunksize=chunk))
+        return list(pool.map(_lint_detached, [(f, config, fix) for f in files], chunksize=chunk))

@@ -558,7 +558,21 @@ def _h_subscript(b: _Builder, node: cst.Subscript, fn, scope) -> bool:
     return False
 
 
+def _h_call(b: _Builder, node: cst.Call, fn, scope) -> bool:
+    if isinstance(node.func, cst.Subscript):
+        b.m.launch_call[node.func] = node
+    return True
+
+
+def _h_simple_line(b: _Builder, node: cst.SimpleStatementLine, fn, scope) -> bool:
+    if len(node.body) == 1 and isinstance(node.body[0], cst.Expr):
+        b.m.statement_of[node.body[0].value] = node
+    return True
+
+
 _HANDLERS = {
+    cst.Call: _h_call,
+    cst.SimpleStatementLine: _h_simple_line,
     cst.Name: _h_name,
     cst.Attribute: _h_attribute,
     cst.Arg: _h_arg,
@@ -602,6 +616,8 @@ class ModuleModel:
         self.imports: set[str] = set()
         self.function_of_node: dict[cst.CSTNode, Function] = {}
         self._class_of_scope: dict[Scope, ClassInfo] = {}
+        self.launch_call: dict[cst.Subscript, cst.Call] = {}  # kernel[grid] -> kernel[grid](...)
+        self.statement_of: dict[cst.BaseExpression, cst.SimpleStatementLine] = {}  # lone expression statements
         self._resolved: dict[tuple, frozenset] = {}
         self._reachable: list[Function] | None = None
         self._tensor_ready = False

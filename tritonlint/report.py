@@ -40,7 +40,7 @@ def build_report(results: Sequence[FileResult], elapsed_ms: float) -> dict:
             "failed": sum(r.status == FAILED for r in results),
             "errors": sum(d.severity == ERROR for d in diags),
             "warnings": sum(d.severity == WARNING for d in diags),
-            "fixable": sum(d.fix is not None for d in diags),
+            "fixable": sum(d.fix_json is not None for d in diags),
             "elapsed_ms": round(elapsed_ms, 3),
         },
     }
@@ -68,12 +68,28 @@ def write_json(report: dict, out: IO[str]) -> None:
     out.write("\n")
 
 
+def _gh_escape(s: str, prop: bool = False) -> str:
+    s = s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return s.replace(":", "%3A").replace(",", "%2C") if prop else s
+
+
+def write_github(results: Sequence[FileResult], out: IO[str]) -> None:
+    """GitHub Actions workflow commands: one annotation per finding."""
+    for r in results:
+        for d in r.diagnostics:
+            level = "error" if d.severity == ERROR else "warning"
+            props = (f"file={_gh_escape(r.path, True)},line={d.line},col={d.col},"
+                     f"endLine={d.end_line},endColumn={d.end_col},title={_gh_escape(f'{d.code} {d.name}', True)}")
+            out.write(f"::{level} {props}::{_gh_escape(f'{d.code} {d.message}')}\n")
+
+
 def write_text(results: Sequence[FileResult], report: dict, out: IO[str], color: bool) -> None:
     lines: list[tuple[str, str]] = []  # (style, text)
     for r in results:
         for d in r.diagnostics:
             style = "red" if d.severity == ERROR else "yellow"
-            lines.append((style, f"{r.path}:{d.line}:{d.col}: {d.code} {d.message}"))
+            mark = " [*]" if d.fix_json is not None else ""
+            lines.append((style, f"{r.path}:{d.line}:{d.col}: {d.code}{mark} {d.message}"))
     s = report["summary"]
     checked = s["files"] - s["skipped"]
     tail = f"{checked} file{'s' * (checked != 1)} checked" + (f", {s['skipped']} skipped" if s["skipped"] else "")
@@ -84,6 +100,11 @@ def write_text(results: Sequence[FileResult], report: dict, out: IO[str], color:
         lines.append(("bold", summary))
     else:
         lines.append(("green", f"All checks passed ({tail})."))
+    fixed = sum(r.fixes_applied for r in results)
+    if fixed:
+        lines.append(("green", f"Fixed {fixed} finding{'s' * (fixed != 1)}."))
+    if s["fixable"]:
+        lines.append(("", f"{s['fixable']} fixable with --fix (or --unsafe-fixes) [*]."))
     if color:
         from rich.console import Console
         from rich.text import Text

@@ -25,6 +25,18 @@ if TYPE_CHECKING:
 ERROR, WARNING = "error", "warning"
 
 
+SAFE, UNSAFE = "safe", "unsafe"
+
+
+@dataclasses.dataclass
+class Fix:
+    """A libcst edit: each (old, new) replaces a node; new=None removes a statement."""
+
+    applicability: str  # SAFE: keeps behaviour; UNSAFE: may change it, opt in
+    description: str
+    changes: list[tuple[cst.CSTNode, cst.CSTNode | None]]
+
+
 @dataclasses.dataclass
 class Diagnostic:
     code: str
@@ -36,8 +48,9 @@ class Diagnostic:
     col: int = 1  # 1-based
     end_line: int = 1
     end_col: int = 1  # 1-based, exclusive
-    fix: dict | None = None
+    fix: Fix | None = dataclasses.field(default=None, repr=False, compare=False)
     data: dict = dataclasses.field(default_factory=dict, compare=False)
+    fix_json: dict | None = None  # the fix as positioned edits, filled in by the engine
 
     def to_json(self) -> dict:
         return {
@@ -49,7 +62,7 @@ class Diagnostic:
             "end_line": self.end_line,
             "end_col": self.end_col,
             "message": self.message,
-            "fix": self.fix,
+            "fix": self.fix_json,
         }
 
 
@@ -73,6 +86,9 @@ class Rule:
     suggestion: ClassVar[str | None] = None
     BAD: ClassVar[list[str]] = []
     GOOD: ClassVar[list[str]] = []
+    # (before, after) pairs: applying this rule's fixes (safe and unsafe) to
+    # `before` must give exactly `after`; the tests check both.
+    FIXES: ClassVar[list[tuple[str, str]]] = []
 
     def run(self, ctx: Context) -> Iterable[Diagnostic]:
         raise NotImplementedError
@@ -81,14 +97,18 @@ class Rule:
         """Extra fields of this rule's seed-002 `checks` entry."""
         return {}
 
-    def report(self, node: cst.CSTNode | None, message: str | None = None, **data) -> Diagnostic:
+    def report(self, node: cst.CSTNode | None, message: str | None = None, fix: Fix | None = None, **data) -> Diagnostic:
         return Diagnostic(
-            self.code, self.name, self.severity, message or self.message, node, data=data
+            self.code, self.name, self.severity, message or self.message, node, fix=fix, data=data
         )
 
     @classmethod
     def doc(cls) -> str:
         return textwrap.dedent(cls.__doc__ or "").strip()
+
+    @classmethod
+    def fix_examples(cls) -> list[tuple[str, str]]:
+        return [(textwrap.dedent(a).lstrip("\n"), textwrap.dedent(b).lstrip("\n")) for a, b in cls.FIXES]
 
     @classmethod
     def examples(cls) -> list[tuple[str, str]]:

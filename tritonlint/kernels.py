@@ -1,0 +1,88 @@
+"""Facts about kernels and their launches that several rules ask for."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import libcst as cst
+
+from tritonlint.model import Function, LaunchSite, ModuleModel, Scope, iter_subtree
+
+_POINTER_OPS = {
+    "triton.language.load": "load",
+    "triton.language.store": "store",
+}
+
+
+def launch_arguments(m: ModuleModel, site: LaunchSite) -> dict[str, tuple[cst.BaseExpression, Scope]]:
+    """Kernel parameter name -> the expression passed for it at this launch."""
+    call = m.launch_call.get(site.node)
+    if call is None:
+        return {}
+    scope = next((s for n, s in site.function.facts[cst.Subscript] if n is site.node), site.function.scope)
+    names = site.kernel.param_names()
+    out = {}
+    for i, a in enumerate(call.args):
+        if a.star:
+            break
+        name = a.keyword.value if a.keyword is not None else (names[i] if i < len(names) else None)
+        if name is not None:
+            out[name] = (a.value, scope)
+    return out
+
+
+def derived_names(m: ModuleModel, k: Function, seeds: set[str], source: Callable[[cst.Call, Scope], bool]) -> set[str]:
+    """Names in kernel `k` whose value depends on `seeds` or on a call `source` accepts."""
+    names = set(seeds)
+    bindings = [b for bs in k.scope.bindings.values() for b in bs if b.value is not None]
+    for _ in range(6):
+        before = len(names)
+        for b in bindings:
+            if b.name not in names and depends(b.value, b.scope, names, source):
+                names.add(b.name)
+        if len(names) == before:
+            break
+    return names
+
+
+def depends(expr: cst.CSTNode, scope: Scope, names: set[str], source: Callable[[cst.Call, Scope], bool]) -> bool:
+    for n in iter_subtree(expr):
+        if isinstance(n, cst.Name) and n.value in names:
+            return True
+        if isinstance(n, cst.Call) and source(n, scope):
+            return True
+    return False
+
+
+def pointer_accesses(m: ModuleModel, k: Function) -> list[tuple[str, cst.Call, Scope]]:
+    """(load|store|atomic, call, scope) for every memory access in a kernel."""
+    out = []
+    for call, scope in k.facts[cst.Call]:
+        for q in m.externals(call.func, scope):
+            kind = _POINTER_OPS.get(q) or ("atomic" if q.startswith("triton.language.atomic_") else None)
+            if kind:
+                out.append((kind, call, scope))
+                break
+    return out
+
+
+def pointer_arg(call: cst.Call) -> cst.BaseExpression | None:
+    for a in call.args:
+        if a.keyword is None or a.keyword.value == "pointer":
+            return a.value
+    return None
+
+
+def param_roles(m: ModuleModel, k: Function) -> dict[str, set[str]]:
+    """Kernel pointer parameter -> the kinds of access made through it."""
+    never = lambda call, scope: False  # noqa: E731
+    roles: dict[str, set[str]] = {}
+    derived = {p: derived_names(m, k, {p}, never) for p in k.param_names()}
+    for kind, call, scope in pointer_accesses(m, k):
+        ptr = pointer_arg(call)
+        if ptr is None:
+            continue
+        for p, names in derived.items():
+            if depends(ptr, scope, names, never):
+                roles.setdefault(p, set()).add(kind)
+    return roles
