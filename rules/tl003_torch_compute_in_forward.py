@@ -84,7 +84,7 @@ class TorchComputeInForward(Rule):
         class ModelNew(nn.Module):
             def __init__(self, dim):
                 super().__init__()
-                self.proj = nn.Linear(dim, dim)
+                self.proj = nn.Linear(dim, dim)  # expect: TL107
                 self.scale = dim ** -0.5
 
             def forward(self, x, y):

@@ -20,6 +20,8 @@ import libcst as cst
 from tritonlint import torch_api
 
 _BUILTINS = frozenset(dir(builtins))
+REFERENCE_CLASSES = frozenset({"Model"})
+REFERENCE_FUNCTIONS = frozenset({"get_inputs", "get_init_inputs", "get_small_inputs"})
 _MAX_DEPTH = 24
 
 
@@ -901,6 +903,32 @@ class ModuleModel:
                             todo.append(g)
             self._reachable = order
         return self._reachable
+
+    def enclosing_class(self, f: Function) -> ClassInfo | None:
+        s = f.scope.parent
+        while s is not None:
+            if s.kind == "class":
+                return self._class_of_scope[s]
+            s = s.parent
+        return None
+
+    def is_reference(self, f: Function) -> bool:
+        """Code of the reference task that may sit in the same file: class
+        `Model` and `get_inputs`/`get_init_inputs`, which are allowed PyTorch."""
+        if f is self.module_function:
+            return False
+        c = self.enclosing_class(f)
+        if c is not None:
+            return c.name in REFERENCE_CLASSES and c is not self.entry_class
+        top = f
+        while top.scope.parent is not None and top.scope.parent.kind != "module":
+            top = top.scope.parent.function
+        return top.name in REFERENCE_FUNCTIONS
+
+    def submission_functions(self) -> list[Function]:
+        """Host code of the submission: the module body and every non-kernel
+        function that is not the reference's."""
+        return [self.module_function] + [f for f in self.functions if not f.is_kernel and not self.is_reference(f)]
 
     def host_reachable(self) -> list[Function]:
         return [f for f in self.reachable() if not f.is_kernel]

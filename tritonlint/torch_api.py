@@ -40,6 +40,8 @@ GLUE_PREFIXES = (
     "torch.nn.parameter.",
     "torch.nn.Module",
     "torch.Tensor",
+    "torch.Event",
+    "torch.Stream",
     "torch_npu.npu.",
 )
 

@@ -1,0 +1,95 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+
+from tritonlint.rule import Context, Diagnostic, Rule
+
+PATCHED_ROOTS = frozenset({"torch", "torch_npu", "triton", "time", "timeit", "numpy", "builtins", "gc", "math", "random"})
+
+
+class Monkeypatch(Rule):
+    """
+    ## What it does
+    Flags assignments to attributes of torch, triton, numpy, `time`,
+    `timeit`, `gc` or builtins (`torch.allclose = ...`,
+    `torch.cuda.Event.elapsed_time = ...`, `time.perf_counter = ...`),
+    anywhere in the module, and the same through `setattr`.
+
+    ## Why is this bad?
+    A submission that replaces the comparison or the clock decides its own
+    verdict: `torch.allclose = lambda *a, **k: True` passes any checker that
+    runs in the same process.
+
+    ## Example
+    ```python
+    torch.testing.assert_close = lambda *args, **kwargs: None
+    ```
+
+    ## Use instead
+    Never patch library functions from a submission.
+
+    ## Fix safety
+    No fix.
+    """
+
+    code = "TL102"
+    name = "monkeypatch"
+    message = "patches a library function"
+
+    BAD = [
+        """
+        import time
+        import torch
+        import torch.nn as nn
+
+        torch.allclose = lambda *a, **k: True  # expect: TL102
+        setattr(time, "perf_counter", lambda: 0.0)  # expect: TL102
+
+
+        class ModelNew(nn.Module):  # expect: TL001
+            def forward(self, x):
+                torch.cuda.Event.elapsed_time = lambda self, other: 0.001  # expect: TL102
+                return x
+        """,
+    ]
+    GOOD = [
+        """
+        import torch
+        import torch.nn as nn
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.allclose = 1  # an attribute of our own object is fine
+
+            def forward(self, x):
+                out = torch.empty_like(x)
+                k[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), BLOCK=256)
+                return out
+        """,
+    ]
+
+    def run(self, ctx: Context) -> Iterator[Diagnostic]:
+        m = ctx.model
+        for f in [m.module_function, *m.functions]:
+            for node, scope in f.facts[cst.Assign]:
+                for t in node.targets:
+                    if isinstance(t.target, cst.Attribute) and self._patched(m, t.target.value, scope):
+                        yield self.report(t.target, f"replaces `{m.module.code_for_node(t.target)}`")
+            for call, scope in f.facts[cst.Call]:
+                if "builtins.setattr" in m.externals(call.func, scope) and call.args and self._patched(m, call.args[0].value, scope):
+                    yield self.report(call, f"replaces an attribute of `{m.module.code_for_node(call.args[0].value)}` with setattr")
+
+    def _patched(self, m, expr, scope) -> bool:
+        return any(q.split(".", 1)[0] in PATCHED_ROOTS for q in m.externals(expr, scope))

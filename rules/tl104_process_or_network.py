@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+
+from tritonlint.rule import Context, Diagnostic, Rule
+
+_PREFIXES = ("subprocess.", "socket.", "urllib.", "http.", "requests.", "ctypes.", "multiprocessing.", "shutil.rmtree")
+_EXACT = frozenset({
+    "os.system", "os.popen", "os.fork", "os.kill", "os.putenv", "os.unsetenv", "os.execv", "os.execvp",
+    "os.execve", "os.spawnv", "os.spawnl", "os.remove", "os.unlink", "os.environ.update", "os.environ.setdefault",
+    "os.environ.pop", "os.environ.clear", "builtins.exec", "builtins.eval", "builtins.compile", "builtins.breakpoint",
+})
+
+
+class ProcessOrNetwork(Rule):
+    """
+    ## What it does
+    Flags subprocesses, `os.system`/`popen`/`exec*`/`fork`, writes to
+    `os.environ`, `exec`/`eval`/`compile`, sockets, HTTP clients and
+    `ctypes`, anywhere in the submission.
+
+    ## Why is this bad?
+    A kernel submission has no reason to leave the process. These calls can
+    fetch precomputed answers, change the environment the gate relies on
+    (`TRITON_INTERPRET`, cache dirs, visible devices), or run code the
+    linter never saw.
+
+    ## Example
+    ```python
+    os.environ["CUDA_LAUNCH_BLOCKING"] = "0"
+    answer = eval(open("expected.txt").read())
+    ```
+
+    ## Use instead
+    Keep the submission to tensors and kernels.
+
+    ## Fix safety
+    No fix.
+    """
+
+    code = "TL104"
+    name = "process-or-network"
+    message = "the submission escapes the process"
+
+    BAD = [
+        """
+        import os
+        import subprocess
+        import torch.nn as nn
+
+        os.environ["TRITON_CACHE_DIR"] = "/tmp/mine"  # expect: TL104
+        subprocess.run(["nvidia-smi"])  # expect: TL104
+
+
+        class ModelNew(nn.Module):  # expect: TL001
+            def forward(self, x):
+                return eval("x")  # expect: TL104
+        """,
+    ]
+    GOOD = [
+        """
+        import os
+        import torch
+        import torch.nn as nn
+        import triton
+        import triton.language as tl
+
+        DEBUG = os.environ.get("MY_DEBUG", "0") == "1"  # reading is fine
+
+
+        @triton.jit
+        def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                out = torch.empty_like(x)
+                k[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), BLOCK=256)
+                return out
+        """,
+    ]
+
+    def run(self, ctx: Context) -> Iterator[Diagnostic]:
+        m = ctx.model
+        for f in [m.module_function, *m.functions]:
+            for call, scope in f.facts[cst.Call]:
+                for q in m.externals(call.func, scope):
+                    if q in _EXACT or q.startswith(_PREFIXES):
+                        yield self.report(call, f"calls `{q}`: a submission must not leave the process or change its environment")
+                        break
+            for sub, scope in f.subscript_stores:
+                if m.qualname(sub.value, scope) == "os.environ":
+                    yield self.report(sub, "writes os.environ: the gate's environment is not the submission's to change")

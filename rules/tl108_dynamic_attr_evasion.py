@@ -1,0 +1,99 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+
+from tritonlint.rule import Context, Diagnostic, Rule
+
+_ROOTS = ("torch", "torch_npu", "triton", "numpy")
+_DYNAMIC_IMPORTS = frozenset({"builtins.__import__", "importlib.import_module", "importlib.__import__"})
+_NAMESPACE_DICTS = frozenset({"builtins.vars", "builtins.globals", "builtins.locals"})
+
+
+class DynamicAttrEvasion(Rule):
+    """
+    ## What it does
+    Flags ways of reaching torch that static name resolution cannot follow:
+    `getattr(torch, "nn")`, `getattr(F, name)`, `__import__("torch")`,
+    `importlib.import_module(...)`, `torch.__dict__[...]`, `vars(torch)`,
+    `globals()[...]`.
+
+    ## Why is this bad?
+    The newest seed-002 verifier checks this (`no_dynamic_attr_evasion`):
+    these spellings exist to hide a PyTorch call from checks like TL003.
+
+    ## Example
+    ```python
+    softmax = getattr(getattr(torch, "nn").functional, "softmax")
+    ```
+
+    ## Use instead
+    Name what you call; better, call a kernel.
+
+    ## Fix safety
+    No fix.
+    """
+
+    code = "TL108"
+    name = "dynamic-attr-evasion"
+    message = "torch reached through dynamic attribute access"
+    check_key = "no_dynamic_attr_evasion"
+
+    BAD = [
+        """
+        import importlib
+        import torch
+        import torch.nn as nn
+
+
+        class ModelNew(nn.Module):  # expect: TL001
+            def forward(self, x):
+                f = getattr(torch, "exp")  # expect: TL108
+                g = importlib.import_module("torch.nn.functional")  # expect: TL108
+                h = torch.__dict__["tanh"]  # expect: TL108
+                return x
+        """,
+    ]
+    GOOD = [
+        """
+        import torch
+        import torch.nn as nn
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = 256
+
+            def forward(self, x):
+                block = getattr(self, "block", 128)
+                out = torch.empty_like(x)
+                k[(triton.cdiv(x.numel(), block),)](x, out, x.numel(), BLOCK=block)
+                return out
+        """,
+    ]
+
+    def run(self, ctx: Context) -> Iterator[Diagnostic]:
+        m = ctx.model
+        for f in m.submission_functions():
+            for call, scope in f.facts[cst.Call]:
+                names = m.externals(call.func, scope)
+                if "builtins.getattr" in names and call.args and self._torchish(m, call.args[0].value, scope):
+                    yield self.report(call, f"`{m.module.code_for_node(call).strip()}` hides which torch function runs")
+                elif any(q in _DYNAMIC_IMPORTS or q in _NAMESPACE_DICTS for q in names):
+                    yield self.report(call, f"`{names[0]}` makes the called function invisible to static checks")
+            for node, scope in f.facts[cst.Attribute]:
+                if node.attr.value == "__dict__" and self._torchish(m, node.value, scope):
+                    yield self.report(node, "reads a torch namespace through __dict__")
+
+    def _torchish(self, m, expr, scope) -> bool:
+        return any(q.split(".", 1)[0] in _ROOTS for q in m.externals(expr, scope))
