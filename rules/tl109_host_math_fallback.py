@@ -24,8 +24,8 @@ class HostMathFallback(Rule):
     """
     ## What it does
     Flags transcendental maths computed on the host to feed kernels: torch
-    (`torch.cos`, `t.exp()`) in `__init__`, helpers and class bodies off the
-    forward path, and numpy (`np.exp`, `np.sin`) anywhere in the submission.
+    (`torch.cos`, `t.exp()`) in `ModelNew.__init__` and what it calls, and
+    numpy (`np.exp`, `np.sin`) anywhere in the submission.
     Module-level torch maths is TL106's; the forward path's torch maths is
     TL003's. `math.*` on Python scalars is fine.
 
@@ -113,8 +113,9 @@ class HostMathFallback(Rule):
     def run(self, ctx: Context) -> Iterator[Diagnostic]:
         m = ctx.model
         on_path = {id(f) for f in m.host_reachable()}
+        at_construction = {id(f) for f in m.construction_path()}
         for f in m.submission_functions():
-            torch_too = id(f) not in on_path and f is not m.module_function
+            torch_too = id(f) in at_construction and id(f) not in on_path
             for call, scope in f.facts[cst.Call]:
                 names = [q for q in m.externals(call.func, scope) if _transcendental(q)]
                 names = [q for q in names if torch_too or q.startswith("numpy.")]

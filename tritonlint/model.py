@@ -884,25 +884,36 @@ class ModuleModel:
                     if isinstance(m, Function):
                         yield m
 
+    def reachable_from(self, start: Function | None) -> list[Function]:
+        """Functions (defs and lambdas) reachable from `start`, BFS order;
+        kernels are included but not entered."""
+        if start is None:
+            return []
+        order: list[Function] = []
+        seen = {id(start)}
+        todo = [start]
+        while todo:
+            f = todo.pop(0)
+            order.append(f)
+            if f.is_kernel:
+                continue
+            for g in self.callees(f):
+                if id(g) not in seen:
+                    seen.add(id(g))
+                    todo.append(g)
+        return order
+
     def reachable(self) -> list[Function]:
-        """Functions (defs and lambdas) reachable from the entry point, BFS order."""
+        """Functions reachable from the entry point (`ModelNew.forward`)."""
         if self._reachable is None:
-            entry = self.entry
-            order: list[Function] = []
-            if entry is not None:
-                seen = {id(entry)}
-                todo = [entry]
-                while todo:
-                    f = todo.pop(0)
-                    order.append(f)
-                    if f.is_kernel:
-                        continue
-                    for g in self.callees(f):
-                        if id(g) not in seen:
-                            seen.add(id(g))
-                            todo.append(g)
-            self._reachable = order
+            self._reachable = self.reachable_from(self.entry)
         return self._reachable
+
+    def construction_path(self) -> list[Function]:
+        """Host functions that run when the entry class is instantiated."""
+        c = self.entry_class
+        init = next((t for t in (self.class_member(c, "__init__") if c else ()) if isinstance(t, Function)), None)
+        return [f for f in self.reachable_from(init) if not f.is_kernel]
 
     def enclosing_class(self, f: Function) -> ClassInfo | None:
         s = f.scope.parent

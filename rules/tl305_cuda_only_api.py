@@ -1,0 +1,93 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+
+from tritonlint.rule import WARNING, Context, Diagnostic, Rule
+
+# reported by TL103 (streams, events, graphs) and TL205 (synchronize)
+_ELSEWHERE = ("Stream", "stream", "Event", "set_stream", "ExternalStream", "graph", "CUDAGraph", "synchronize")
+
+
+class CudaOnlyApi(Rule):
+    """
+    ## What it does
+    Flags `torch.cuda.*` calls in the submission (streams, events and
+    `synchronize` are reported by TL103 and TL205).
+
+    ## Why is this bad?
+    Solutions must run on NPU through torch_npu and triton-ascend as well as
+    on CUDA. `torch.cuda.current_device()`, `get_device_properties()` and
+    friends do not exist there, so the submission fails on the other
+    backend before a kernel runs.
+
+    ## Example
+    ```python
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    ```
+
+    ## Use instead
+    Device-agnostic APIs: `x.device`, `torch.accelerator.*`,
+    `triton.runtime.driver.active.utils.get_device_properties(...)`.
+
+    ## Fix safety
+    No fix.
+    """
+
+    code = "TL305"
+    name = "cuda-only-api"
+    severity = WARNING
+    message = "CUDA-only torch API"
+
+    BAD = [
+        """
+        import torch
+        import torch.nn as nn
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                sms = torch.cuda.get_device_properties(x.device).multi_processor_count  # expect: TL305
+                out = torch.empty_like(x)
+                k[(min(sms, triton.cdiv(x.numel(), 256)),)](x, out, x.numel(), BLOCK=256)
+                return out
+        """,
+    ]
+    GOOD = [
+        """
+        import torch
+        import torch.nn as nn
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                out = torch.empty_like(x)
+                k[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), BLOCK=256)
+                return out
+        """,
+    ]
+
+    def run(self, ctx: Context) -> Iterator[Diagnostic]:
+        m = ctx.model
+        for f in m.submission_functions():
+            for call, scope in f.facts[cst.Call]:
+                hits = [q for q in m.externals(call.func, scope) if q.startswith("torch.cuda.") and "()" not in q]
+                if hits and hits[0].rsplit(".", 1)[-1] not in _ELSEWHERE:
+                    yield self.report(call, f"`{hits[0]}` exists only on CUDA; use a device-agnostic API")
