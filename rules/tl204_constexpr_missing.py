@@ -96,6 +96,25 @@ class ConstexprMissing(Rule):
                 k[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), BLOCK=256)
                 return out
         """,
+        """
+        import torch
+        import torch.nn as nn
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def k(x_ptr, out_ptr, n, BLOCK: "tl.constexpr"):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                out = torch.empty_like(x)
+                k[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), BLOCK=256)
+                return out
+        """,
     ]
     FIXES = [
         (
@@ -144,10 +163,14 @@ class ConstexprMissing(Rule):
                 for n in iter_subtree(a.value):
                     if isinstance(n, cst.Name) and n.value in params and n.value not in used:
                         used.append(n.value)
-        out = []
-        for name in used:
-            p = params[name]
-            ann = p.annotation
-            if ann is None or "triton.language.constexpr" not in m.externals(ann.annotation, k.scope.parent):
-                out.append(p)
-        return out
+        return [params[name] for name in used if not _is_constexpr(m, params[name], k)]
+
+
+def _is_constexpr(m: ModuleModel, p: cst.Param, k: Function) -> bool:
+    ann = p.annotation
+    if ann is None:
+        return False
+    if isinstance(ann.annotation, cst.SimpleString):  # `BLOCK: "tl.constexpr"`, which Triton accepts
+        value = ann.annotation.evaluated_value
+        return isinstance(value, str) and value.rsplit(".", 1)[-1] == "constexpr"
+    return "triton.language.constexpr" in m.externals(ann.annotation, k.scope.parent)

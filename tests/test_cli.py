@@ -84,3 +84,10 @@ def test_lint_path_imports_no_torch_triton_numpy(tmp_path):
     imported = {line.split("|")[-1].strip().split(".")[0] for line in proc.stderr.splitlines() if line.startswith("import time:")}
     assert "libcst" in imported
     assert not imported & {"torch", "triton", "numpy", "torch_npu"}, imported & {"torch", "triton", "numpy"}
+
+
+def test_rule_reference_is_generated_and_current(cli):
+    run = cli("rules", "--markdown")
+    assert run.rc == 0
+    assert (ROOT / "docs" / "rules.md").read_text() == run.stdout, "run: tritonlint rules --markdown > docs/rules.md"
+    assert run.stdout.count("\n### TL") >= 19

@@ -34,11 +34,11 @@ def solutions_repo(tmp_path_factory) -> Path:
     return repo
 
 
-def try_repo(repo: Path, home: Path, *extra: str) -> subprocess.CompletedProcess:
+def try_repo(repo: Path, home: Path, *extra: str, hook: str = "tritonlint") -> subprocess.CompletedProcess:
     env = {**os.environ, "PRE_COMMIT_HOME": str(home), "PRE_COMMIT_COLOR": "never"}
     env.pop("PYTHONPATH", None)
     return subprocess.run(
-        [*PRE_COMMIT, "try-repo", str(ROOT), "tritonlint", *extra],
+        [*PRE_COMMIT, "try-repo", str(ROOT), hook, *extra],
         cwd=repo, env=env, capture_output=True, text=True, timeout=900,
     )
 
@@ -54,3 +54,18 @@ def test_hook_fails_degraded_and_passes_clean(solutions_repo, tmp_path_factory):
     clean = try_repo(solutions_repo, home, "--files", "t1/gelu.py")
     assert clean.returncode == 0, clean.stdout + clean.stderr
     assert "Passed" in clean.stdout
+
+
+def test_fix_hook_rewrites_then_passes(solutions_repo, tmp_path_factory):
+    home = tmp_path_factory.mktemp("pre-commit-home-fix")
+    target = solutions_repo / "t1" / "device.py"
+    src = (SUBMISSIONS / "clean_01_direct_launch.py").read_text()
+    target.write_text(src.replace("torch.empty_like(x)", 'torch.empty(x.shape, device="cuda")'))
+    git(solutions_repo, "add", "t1/device.py")
+    first = try_repo(solutions_repo, home, "--files", "t1/device.py", hook="tritonlint-fix")
+    assert first.returncode == 1, first.stdout + first.stderr  # files were modified
+    assert "files were modified by this hook" in first.stdout
+    assert 'device=x.device' in target.read_text()
+    git(solutions_repo, "add", "t1/device.py")
+    second = try_repo(solutions_repo, home, "--files", "t1/device.py", hook="tritonlint-fix")
+    assert second.returncode == 0, second.stdout + second.stderr

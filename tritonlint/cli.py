@@ -118,6 +118,14 @@ def _main(argv: list[str]) -> int:
 def _cmd_rules(argv: list[str]) -> int:
     from tritonlint.registry import all_rules
 
+    if argv == ["--markdown"]:
+        from tritonlint.docs import rules_markdown
+
+        sys.stdout.write(rules_markdown())
+        return EXIT_OK
+    if argv:
+        print("usage: tritonlint rules [--markdown]", file=sys.stderr)
+        return EXIT_USAGE
     for r in all_rules():
         print(f"{r.code}  {r.name:<28} {r.severity:<8} {r.message}")
     return EXIT_OK

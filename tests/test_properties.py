@@ -1,0 +1,39 @@
+"""Generated Python modules through the engine and every fix: no crash, and
+every fix output parses."""
+
+from __future__ import annotations
+
+import hypothesmith
+import libcst as cst
+from hypothesis import HealthCheck, given, settings
+
+from tritonlint.config import Config
+from tritonlint.engine import FAILED, lint_source
+from tritonlint.fix import fix_result
+
+HEADER = "import torch\nimport triton\nimport triton.language as tl\n"
+FOOTER = "\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return helper(x) + x\n"
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+def check(code: str) -> None:
+    for src in (code, HEADER + code + FOOTER):
+        result = lint_source(src, "gen.py")
+        if result.status == FAILED:
+            assert {d.code for d in result.diagnostics} <= {"TL900", "TL901"}, result.diagnostics
+            continue
+        fixed, out = fix_result(result, Config(), unsafe=True)
+        cst.parse_module(out)
+        compile(out, "gen.py", "exec")
+
+
+@SETTINGS
+@given(hypothesmith.from_node())
+def test_generated_from_cst_nodes(code):
+    check(code)
+
+
+@SETTINGS
+@given(hypothesmith.from_grammar())
+def test_generated_from_grammar(code):
+    check(code)

@@ -1,0 +1,106 @@
+"""Suppression comments and [tool.tritonlint] config, through the real CLI."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+
+from conftest import SUBMISSIONS, run_cli
+
+WARNS = """
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs) + 1)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        out = torch.empty_like(x)
+        print("hi")
+        k[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), BLOCK=256)
+        return out
+"""
+
+
+def codes(run) -> list[tuple[str, int]]:
+    return sorted((d["code"], d["line"]) for f in run.json["files"] for d in f["diagnostics"])
+
+
+def test_line_and_next_line_suppressions(tmp_path):
+    src = WARNS.replace("tl.load(x_ptr + offs) + 1)", "tl.load(x_ptr + offs) + 1)  # tritonlint: ignore[TL203]")
+    src = src.replace('        print("hi")', '        # tritonlint: ignore[TL304]\n        print("hi")')
+    p = tmp_path / "s.py"
+    p.write_text(src)
+    run = run_cli(str(p), "--json")
+    assert codes(run) == [] and run.rc == 0
+
+
+def test_file_suppression_and_unused_warning(tmp_path):
+    p = tmp_path / "s.py"
+    p.write_text("# tritonlint: ignore-file[TL203, TL304]\n" + WARNS.replace("return out", "return out  # tritonlint: ignore[TL101]"))
+    run = run_cli(str(p), "--json")
+    assert codes(run) == [("TL905", 20)]
+    assert run.rc == 1
+    d = run.json["files"][0]["diagnostics"][0]
+    assert d["severity"] == "warning" and "TL101" in d["message"]
+
+
+def test_degradation_cannot_be_suppressed_by_the_file(tmp_path):
+    src = (SUBMISSIONS / "type3_01_softmax_after_kernel.py").read_text()
+    src = src.replace("# expect: TL003", "# tritonlint: ignore[TL003]")
+    p = tmp_path / "s.py"
+    p.write_text(src)
+    run = run_cli(str(p), "--json")
+    assert codes(run) == [("TL003", 26), ("TL906", 26)]
+    assert run.json["regression_type"] == 3
+
+
+def test_repository_config_can_ignore_per_file(tmp_path):
+    sub = tmp_path / "solutions"
+    sub.mkdir()
+    shutil.copy(SUBMISSIONS / "type4_03_cast_only_kernel.py", sub / "cast.py")
+    shutil.copy(SUBMISSIONS / "type3_01_softmax_after_kernel.py", sub / "softmax.py")
+    (tmp_path / "pyproject.toml").write_text(textwrap.dedent("""
+        [tool.tritonlint]
+        ignore = ["TL107"]
+        allow-glue = ["torch.nn.functional.softmax"]
+
+        [tool.tritonlint.per-file-ignores]
+        "solutions/cast.py" = ["TL004"]
+    """))
+    run = run_cli("solutions", "--json", cwd=tmp_path)
+    by_file = {f["path"].rsplit("/", 1)[-1]: [d["code"] for d in f["diagnostics"]] for f in run.json["files"]}
+    assert by_file == {"cast.py": ["TL003"], "softmax.py": []}
+    assert run.json["files"][0]["checks"]["kernel_not_placeholder"]["passed"] is True
+    isolated = run_cli("solutions", "--json", "--isolated", cwd=tmp_path)
+    assert "TL004" in [d["code"] for f in isolated.json["files"] for d in f["diagnostics"]]
+    flags_win = run_cli("solutions", "--json", "--select", "TL004", cwd=tmp_path)
+    assert [d["code"] for f in flags_win.json["files"] for d in f["diagnostics"]] == []
+
+
+def test_entry_class_from_config(tmp_path):
+    src = (SUBMISSIONS / "clean_01_direct_launch.py").read_text().replace("class ModelNew", "class Solution")
+    (tmp_path / "sol.py").write_text(src)
+    (tmp_path / "pyproject.toml").write_text('[tool.tritonlint]\nentry-class = "Solution"\n')
+    run = run_cli("sol.py", "--json", cwd=tmp_path)
+    assert run.rc == 0 and run.json["files"][0]["checks"]["kernel_called_from_forward"]["called"] == ["scale_kernel"]
+
+
+def test_bad_config_is_a_clear_usage_error(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.tritonlint]\nselect = "TL003"\nbogus = 1\n')
+    (tmp_path / "a.py").write_text("x = 1\n")
+    run = run_cli("a.py", cwd=tmp_path)
+    assert run.rc == 2 and "unknown key(s) bogus" in run.stderr
+    (tmp_path / "pyproject.toml").write_text('[tool.tritonlint]\nselect = "TL003"\n')
+    run = run_cli("a.py", cwd=tmp_path)
+    assert run.rc == 2 and "select must be a list of strings" in run.stderr
+    (tmp_path / "pyproject.toml").write_text('[tool.tritonlint\n')
+    run = run_cli("a.py", cwd=tmp_path)
+    assert run.rc == 2 and "pyproject.toml" in run.stderr
