@@ -32,7 +32,7 @@ from tritonlint.config import Config  # noqa: E402
 from tritonlint.engine import lint_source  # noqa: E402
 from tritonlint.files import discover, lint_many  # noqa: E402
 
-SOURCES = sorted((ROOT / "tests" / "fixtures" / "submissions").glob("*.py"))
+SOURCES = sorted((ROOT / "tests" / "fixtures" / "submissions").glob("*.py")) + sorted((ROOT / "examples").glob("*.py"))
 
 
 def build_corpus(folder: Path, copies: int) -> list[Path]:

@@ -19,4 +19,4 @@ class ModelNew(nn.Module):
         rows, cols = x.shape
         out = torch.empty_like(x)
         sig_kernel[(rows,)](x, bias, out, cols, BLOCK=triton.next_power_of_2(cols))
-        return out.sum(dim=-1, keepdim=True)
+        return out.sum(dim=-1, keepdim=True)  # expect: TL003

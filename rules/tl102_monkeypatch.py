@@ -4,6 +4,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from tritonlint.examples import LAUNCH, submission
 from tritonlint.rule import Context, Diagnostic, Rule
 
 PATCHED_ROOTS = frozenset({"torch", "torch_npu", "triton", "time", "timeit", "numpy", "builtins", "gc", "math", "random"})
@@ -39,46 +40,16 @@ class Monkeypatch(Rule):
     message = "patches a library function"
 
     BAD = [
-        """
-        import time
-        import torch
-        import torch.nn as nn
-
-        torch.allclose = lambda *a, **k: True  # expect: TL102
-        setattr(time, "perf_counter", lambda: 0.0)  # expect: TL102
-
-
-        class ModelNew(nn.Module):  # expect: TL001
-            def forward(self, x):
-                torch.cuda.Event.elapsed_time = lambda self, other: 0.001  # expect: TL102
-                return x
-        """,
+        submission(
+            "torch.cuda.Event.elapsed_time = lambda self, other: 0.001  # expect: TL102\n" + LAUNCH,
+            imports="import time\n",
+            prelude="""
+            torch.allclose = lambda *a, **kw: True  # expect: TL102
+            setattr(time, "perf_counter", lambda: 0.0)  # expect: TL102
+            """,
+        ),
     ]
-    GOOD = [
-        """
-        import torch
-        import torch.nn as nn
-        import triton
-        import triton.language as tl
-
-
-        @triton.jit
-        def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-            tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
-
-
-        class ModelNew(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.allclose = 1  # an attribute of our own object is fine
-
-            def forward(self, x):
-                out = torch.empty_like(x)
-                k[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), BLOCK=256)
-                return out
-        """,
-    ]
+    GOOD = [submission(init="self.allclose = 1  # an attribute of our own object is fine")]
 
     def run(self, ctx: Context) -> Iterator[Diagnostic]:
         m = ctx.model

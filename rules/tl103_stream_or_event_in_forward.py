@@ -4,6 +4,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from tritonlint.examples import submission
 from tritonlint.rule import Context, Diagnostic, Rule
 
 _NAMES = ("Stream", "stream", "Event", "set_stream", "ExternalStream", "StreamContext", "graph", "CUDAGraph", "NPUGraph")
@@ -46,50 +47,18 @@ class StreamOrEventInForward(Rule):
     message = "forward uses its own stream, event or graph"
 
     BAD = [
-        """
-        import torch
-        import torch.nn as nn
-        import triton
-        import triton.language as tl
-
-
-        @triton.jit
-        def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-            tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
-
-
-        class ModelNew(nn.Module):
-            def forward(self, x):
-                side = torch.cuda.Stream()  # expect: TL103
-                done = torch.Event()  # expect: TL103
-                out = torch.empty_like(x)
-                with torch.cuda.stream(side):  # expect: TL103
-                    k[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), BLOCK=256)
-                return out
-        """,
-    ]
-    GOOD = [
-        """
-        import torch
-        import torch.nn as nn
-        import triton
-        import triton.language as tl
-
-
-        @triton.jit
-        def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-            tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
-
-
-        class ModelNew(nn.Module):
-            def forward(self, x):
-                out = torch.empty_like(x)
+        submission(
+            """
+            side = torch.cuda.Stream()  # expect: TL103
+            done = torch.Event()  # expect: TL103
+            out = torch.empty_like(x)
+            with torch.cuda.stream(side):  # expect: TL103
                 k[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), BLOCK=256)
-                return out
-        """,
+            return out
+            """
+        ),
     ]
+    GOOD = [submission()]
 
     def run(self, ctx: Context) -> Iterator[Diagnostic]:
         m = ctx.model

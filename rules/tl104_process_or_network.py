@@ -4,6 +4,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from tritonlint.examples import submission
 from tritonlint.rule import Context, Diagnostic, Rule
 
 _PREFIXES = ("subprocess.", "socket.", "urllib.", "http.", "requests.", "ctypes.", "multiprocessing.", "shutil.rmtree")
@@ -45,44 +46,20 @@ class ProcessOrNetwork(Rule):
     message = "the submission escapes the process"
 
     BAD = [
-        """
-        import os
-        import subprocess
-        import torch.nn as nn
-
-        os.environ["TRITON_CACHE_DIR"] = "/tmp/mine"  # expect: TL104
-        subprocess.run(["nvidia-smi"])  # expect: TL104
-
-
-        class ModelNew(nn.Module):  # expect: TL001
-            def forward(self, x):
-                return eval("x")  # expect: TL104
-        """,
+        submission(
+            """
+            out = eval("torch.empty_like(x)")  # expect: TL104
+            k[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), BLOCK=256)
+            return out
+            """,
+            imports="import os\nimport subprocess\n",
+            prelude="""
+            os.environ["TRITON_CACHE_DIR"] = "/tmp/mine"  # expect: TL104
+            subprocess.run(["nvidia-smi"])  # expect: TL104
+            """,
+        ),
     ]
-    GOOD = [
-        """
-        import os
-        import torch
-        import torch.nn as nn
-        import triton
-        import triton.language as tl
-
-        DEBUG = os.environ.get("MY_DEBUG", "0") == "1"  # reading is fine
-
-
-        @triton.jit
-        def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-            tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
-
-
-        class ModelNew(nn.Module):
-            def forward(self, x):
-                out = torch.empty_like(x)
-                k[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), BLOCK=256)
-                return out
-        """,
-    ]
+    GOOD = [submission(imports="import os\n", prelude='DEBUG = os.environ.get("MY_DEBUG", "0") == "1"  # reading is fine')]
 
     def run(self, ctx: Context) -> Iterator[Diagnostic]:
         m = ctx.model

@@ -4,6 +4,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from tritonlint.examples import submission
 from tritonlint.rule import Context, Diagnostic, Rule
 
 _ROOTS = ("torch", "torch_npu", "triton", "numpy")
@@ -41,45 +42,28 @@ class DynamicAttrEvasion(Rule):
     check_key = "no_dynamic_attr_evasion"
 
     BAD = [
-        """
-        import importlib
-        import torch
-        import torch.nn as nn
-
-
-        class ModelNew(nn.Module):  # expect: TL001
-            def forward(self, x):
-                f = getattr(torch, "exp")  # expect: TL108
-                g = importlib.import_module("torch.nn.functional")  # expect: TL108
-                h = torch.__dict__["tanh"]  # expect: TL108
-                return x
-        """,
+        submission(
+            """
+            f = getattr(torch, "exp")  # expect: TL108
+            g = importlib.import_module("torch.nn.functional")  # expect: TL108
+            h = torch.__dict__["tanh"]  # expect: TL108
+            out = torch.empty_like(x)
+            k[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), BLOCK=256)
+            return out
+            """,
+            imports="import importlib\n",
+        ),
     ]
     GOOD = [
-        """
-        import torch
-        import torch.nn as nn
-        import triton
-        import triton.language as tl
-
-
-        @triton.jit
-        def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-            tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
-
-
-        class ModelNew(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.block = 256
-
-            def forward(self, x):
-                block = getattr(self, "block", 128)
-                out = torch.empty_like(x)
-                k[(triton.cdiv(x.numel(), block),)](x, out, x.numel(), BLOCK=block)
-                return out
-        """,
+        submission(
+            """
+            block = getattr(self, "block", 128)
+            out = torch.empty_like(x)
+            k[(triton.cdiv(x.numel(), block),)](x, out, x.numel(), BLOCK=block)
+            return out
+            """,
+            init="self.block = 256",
+        )
     ]
 
     def run(self, ctx: Context) -> Iterator[Diagnostic]:

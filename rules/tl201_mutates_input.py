@@ -6,6 +6,7 @@ import libcst as cst
 
 from tritonlint.kernels import launch_arguments, param_roles
 from tritonlint.model import ModuleModel, Scope
+from tritonlint.examples import LAUNCH, submission
 from tritonlint.rule import Context, Diagnostic, Rule
 
 _VIEWS = frozenset("view view_as reshape flatten unsqueeze squeeze permute transpose t expand narrow select".split())
@@ -68,50 +69,22 @@ class MutatesInput(Rule):
     message = "forward writes into its input"
 
     BAD = [
-        """
-        import torch
-        import torch.nn as nn
-        import triton
-        import triton.language as tl
-
-
-        @triton.jit
-        def inc_kernel(src, dst, n, BLOCK: tl.constexpr):
-            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-            m = offs < n
-            tl.store(dst + offs, tl.load(src + offs, mask=m) + 1, mask=m)
-
-
-        class ModelNew(nn.Module):
-            def forward(self, x, state):
-                flat = x.view(-1)
-                inc_kernel[(triton.cdiv(flat.numel(), 256),)](flat, flat, flat.numel(), BLOCK=256)  # expect: TL201
-                state.zero_()  # expect: TL201
-                return x
-        """,
+        submission(
+            """
+            flat = x.view(-1)
+            k[(triton.cdiv(flat.numel(), 256),)](flat, flat, flat.numel(), BLOCK=256)  # expect: TL201
+            state.zero_()  # expect: TL201
+            return x
+            """,
+            signature="self, x, state",
+        ),
     ]
     GOOD = [
-        """
-        import torch
-        import torch.nn as nn
-        import triton
-        import triton.language as tl
-
-
-        @triton.jit
-        def inc_kernel(src, dst, n, BLOCK: tl.constexpr):
-            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-            m = offs < n
-            tl.store(dst + offs, tl.load(src + offs, mask=m) + 1, mask=m)
-
-
-        class ModelNew(nn.Module):
-            def forward(self, x, state):
-                out = torch.empty_like(x)
-                inc_kernel[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), BLOCK=256)
-                inc_kernel[(triton.cdiv(state.numel(), 256),)](state, state, state.numel(), BLOCK=256)  # tritonlint: ignore[TL201]
-                return out
-        """,
+        submission(
+            LAUNCH.replace("return out", "k[(triton.cdiv(state.numel(), 256),)](state, state, state.numel(), BLOCK=256)"
+                           "  # tritonlint: ignore[TL201]\nreturn out"),
+            signature="self, x, state",
+        ),
     ]
 
     def run(self, ctx: Context) -> Iterator[Diagnostic]:

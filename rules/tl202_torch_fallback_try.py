@@ -6,6 +6,7 @@ import libcst as cst
 
 from tritonlint.compute import compute_sites
 from tritonlint.model import iter_subtree
+from tritonlint.examples import submission
 from tritonlint.rule import Context, Diagnostic, Rule
 
 
@@ -40,52 +41,28 @@ class TorchFallbackTry(Rule):
     message = "except branch falls back to PyTorch"
 
     BAD = [
-        """
-        import torch
-        import torch.nn as nn
-        import triton
-        import triton.language as tl
-
-
-        @triton.jit
-        def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-            tl.store(out_ptr + offs, tl.exp(tl.load(x_ptr + offs, mask=offs < n)), mask=offs < n)
-
-
-        class ModelNew(nn.Module):
-            def forward(self, x):
-                out = torch.empty_like(x)
-                try:
-                    k[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), BLOCK=256)
-                except Exception:  # expect: TL202
-                    out = torch.exp(x)  # expect: TL003
-                return out
-        """,
+        submission(
+            """
+            out = torch.empty_like(x)
+            try:
+                k[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), BLOCK=256)
+            except Exception:  # expect: TL202
+                out = torch.exp(x)  # expect: TL003
+            return out
+            """
+        ),
     ]
     GOOD = [
-        """
-        import torch
-        import torch.nn as nn
-        import triton
-        import triton.language as tl
-
-
-        @triton.jit
-        def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-            tl.store(out_ptr + offs, tl.exp(tl.load(x_ptr + offs, mask=offs < n)), mask=offs < n)
-
-
-        class ModelNew(nn.Module):
-            def forward(self, x):
-                out = torch.empty_like(x)
-                try:
-                    k[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), BLOCK=256)
-                except RuntimeError as e:
-                    raise RuntimeError(f"kernel failed for shape {tuple(x.shape)}") from e
-                return out
-        """,
+        submission(
+            """
+            out = torch.empty_like(x)
+            try:
+                k[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), BLOCK=256)
+            except RuntimeError as e:
+                raise RuntimeError(f"kernel failed for shape {tuple(x.shape)}") from e
+            return out
+            """
+        ),
     ]
 
     def run(self, ctx: Context) -> Iterator[Diagnostic]:

@@ -5,6 +5,7 @@ from typing import Iterator
 import libcst as cst
 
 from tritonlint.model import Function, ModuleModel, iter_subtree
+from tritonlint.examples import KERNEL, submission
 from tritonlint.rule import SAFE, Context, Diagnostic, Fix, Rule
 
 # triton.language calls whose (shape) arguments must be compile-time constants
@@ -55,67 +56,9 @@ class ConstexprMissing(Rule):
     name = "constexpr-missing"
     message = "kernel parameter used as a block size is not tl.constexpr"
 
-    BAD = [
-        """
-        import torch
-        import torch.nn as nn
-        import triton
-        import triton.language as tl
+    BAD = [submission(kernel=KERNEL.replace("BLOCK: tl.constexpr):", "BLOCK):  # expect: TL204"))]
+    GOOD = [submission(), submission(kernel=KERNEL.replace("BLOCK: tl.constexpr", 'BLOCK: "tl.constexpr"'))]
 
-
-        @triton.jit
-        def k(x_ptr, out_ptr, n, BLOCK):  # expect: TL204
-            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-            tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
-
-
-        class ModelNew(nn.Module):
-            def forward(self, x):
-                out = torch.empty_like(x)
-                k[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), BLOCK=256)
-                return out
-        """,
-    ]
-    GOOD = [
-        """
-        import torch
-        import torch.nn as nn
-        import triton
-        import triton.language as tl
-
-
-        @triton.jit
-        def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-            tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
-
-
-        class ModelNew(nn.Module):
-            def forward(self, x):
-                out = torch.empty_like(x)
-                k[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), BLOCK=256)
-                return out
-        """,
-        """
-        import torch
-        import torch.nn as nn
-        import triton
-        import triton.language as tl
-
-
-        @triton.jit
-        def k(x_ptr, out_ptr, n, BLOCK: "tl.constexpr"):
-            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-            tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
-
-
-        class ModelNew(nn.Module):
-            def forward(self, x):
-                out = torch.empty_like(x)
-                k[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), BLOCK=256)
-                return out
-        """,
-    ]
     FIXES = [
         (
             """

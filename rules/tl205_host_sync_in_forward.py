@@ -5,6 +5,7 @@ from typing import Iterator
 import libcst as cst
 
 from tritonlint.model import ModuleModel, Scope
+from tritonlint.examples import submission
 from tritonlint.rule import SAFE, WARNING, Context, Diagnostic, Fix, Rule
 
 _SYNC_METHODS = frozenset({"item", "cpu", "tolist", "numpy"})
@@ -51,50 +52,19 @@ class HostSyncInForward(Rule):
     check_key = "no_host_sync_risk"
 
     BAD = [
-        """
-        import torch
-        import torch.nn as nn
-        import triton
-        import triton.language as tl
-
-
-        @triton.jit
-        def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-            tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
-
-
-        class ModelNew(nn.Module):
-            def forward(self, x, lengths):
-                n = int(lengths[0].item())  # expect: TL205
-                out = torch.empty_like(x)
-                k[(triton.cdiv(n, 256),)](x, out, n, BLOCK=256)
-                torch.cuda.synchronize()  # expect: TL205
-                return out
-        """,
+        submission(
+            """
+            n = int(lengths[0].item())  # expect: TL205
+            out = torch.empty_like(x)
+            k[(triton.cdiv(n, 256),)](x, out, n, BLOCK=256)
+            torch.cuda.synchronize()  # expect: TL205
+            return out
+            """,
+            signature="self, x, lengths",
+        ),
     ]
-    GOOD = [
-        """
-        import torch
-        import torch.nn as nn
-        import triton
-        import triton.language as tl
+    GOOD = [submission()]
 
-
-        @triton.jit
-        def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-            tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
-
-
-        class ModelNew(nn.Module):
-            def forward(self, x):
-                n = x.numel()
-                out = torch.empty_like(x)
-                k[(triton.cdiv(n, 256),)](x, out, n, BLOCK=256)
-                return out
-        """,
-    ]
     FIXES = [
         (
             """

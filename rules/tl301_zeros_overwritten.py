@@ -5,6 +5,7 @@ from typing import Iterator
 import libcst as cst
 
 from tritonlint.kernels import launch_arguments, param_roles
+from tritonlint.examples import KERNEL, LAUNCH, submission
 from tritonlint.rule import UNSAFE, WARNING, Context, Diagnostic, Fix, Rule
 
 _TO_EMPTY = {"torch.zeros": "empty", "torch.zeros_like": "empty_like", "torch.ones": "empty", "torch.ones_like": "empty_like"}
@@ -41,88 +42,21 @@ class ZerosOverwritten(Rule):
     severity = WARNING
     message = "zero-filled buffer that the kernel overwrites"
 
-    BAD = [
-        """
-        import torch
-        import torch.nn as nn
-        import triton
-        import triton.language as tl
-
-
-        @triton.jit
-        def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-            tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 3, mask=offs < n)
-
-
-        class ModelNew(nn.Module):
-            def forward(self, x):
-                out = torch.zeros_like(x)  # expect: TL301
-                k[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), BLOCK=256)
-                return out
-        """,
-    ]
+    BAD = [submission(LAUNCH.replace("torch.empty_like(x)", "torch.zeros_like(x)  # expect: TL301"))]
     GOOD = [
-        """
-        import torch
-        import torch.nn as nn
-        import triton
-        import triton.language as tl
-
-
-        @triton.jit
-        def rowsum(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-            tl.atomic_add(out_ptr, tl.sum(tl.load(x_ptr + offs, mask=offs < n, other=0.0), axis=0))
-
-
-        class ModelNew(nn.Module):
-            def forward(self, x):
-                out = torch.zeros(1, device=x.device, dtype=x.dtype)  # accumulated into: zeros needed
-                rowsum[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), BLOCK=256)
-                return out
-        """,
+        submission(
+            """
+            out = torch.zeros(1, device=x.device, dtype=x.dtype)  # accumulated into: zeros needed
+            k[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), BLOCK=256)
+            return out
+            """,
+            kernel=KERNEL.replace("tl.store(out_ptr + offs,", "tl.atomic_add(out_ptr,").replace("mask=offs < n) + 1, mask=offs < n)", "mask=offs < n, other=0.0).sum())"),
+        ),
     ]
     FIXES = [
         (
-            """
-            import torch
-            import torch.nn as nn
-            import triton
-            import triton.language as tl
-
-
-            @triton.jit
-            def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-                offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-                tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 3, mask=offs < n)
-
-
-            class ModelNew(nn.Module):
-                def forward(self, x):
-                    out = torch.zeros(x.shape, dtype=x.dtype, device=x.device)  # output
-                    k[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), BLOCK=256)
-                    return out
-            """,
-            """
-            import torch
-            import torch.nn as nn
-            import triton
-            import triton.language as tl
-
-
-            @triton.jit
-            def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-                offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-                tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 3, mask=offs < n)
-
-
-            class ModelNew(nn.Module):
-                def forward(self, x):
-                    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)  # output
-                    k[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), BLOCK=256)
-                    return out
-            """,
+            submission(LAUNCH.replace("torch.empty_like(x)", "torch.zeros(x.shape, dtype=x.dtype, device=x.device)  # output")),
+            submission(LAUNCH.replace("torch.empty_like(x)", "torch.empty(x.shape, dtype=x.dtype, device=x.device)  # output")),
         )
     ]
 

@@ -6,6 +6,7 @@ from typing import Iterator
 import libcst as cst
 
 from tritonlint.model import Function, ModuleModel
+from tritonlint.examples import LAUNCH, submission
 from tritonlint.rule import SAFE, WARNING, Context, Diagnostic, Fix, Rule
 
 _DEVICE = re.compile(r"^(cuda|npu)(:\d+)?$")
@@ -51,47 +52,16 @@ class HardcodedDevice(Rule):
     message = "hard-coded device"
 
     BAD = [
-        """
-        import torch
-        import torch.nn as nn
-        import triton
-        import triton.language as tl
-
-
-        @triton.jit
-        def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-            tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
-
-
-        class ModelNew(nn.Module):
-            def forward(self, x):
-                out = torch.empty(x.shape, device="cuda", dtype=x.dtype)  # expect: TL302
-                k[(triton.cdiv(x.numel(), 256),)](x.cuda(), out, x.numel(), BLOCK=256)  # expect: TL302
-                return out
-        """,
+        submission(
+            """
+            out = torch.empty(x.shape, device="cuda", dtype=x.dtype)  # expect: TL302
+            k[(triton.cdiv(x.numel(), 256),)](x.cuda(), out, x.numel(), BLOCK=256)  # expect: TL302
+            return out
+            """
+        ),
     ]
-    GOOD = [
-        """
-        import torch
-        import torch.nn as nn
-        import triton
-        import triton.language as tl
+    GOOD = [submission(LAUNCH.replace("torch.empty_like(x)", "torch.empty(x.shape, device=x.device, dtype=x.dtype)"))]
 
-
-        @triton.jit
-        def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-            tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
-
-
-        class ModelNew(nn.Module):
-            def forward(self, x):
-                out = torch.empty(x.shape, device=x.device, dtype=x.dtype)
-                k[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), BLOCK=256)
-                return out
-        """,
-    ]
     FIXES = [
         (
             """

@@ -4,6 +4,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from tritonlint.examples import LAUNCH, submission
 from tritonlint.rule import SAFE, WARNING, Context, Diagnostic, Fix, Rule
 
 
@@ -33,53 +34,9 @@ class PrintInForward(Rule):
     severity = WARNING
     message = "print on the forward path"
 
-    BAD = [
-        """
-        import torch
-        import torch.nn as nn
-        import triton
-        import triton.language as tl
+    BAD = [submission('print("launching", x.shape)  # expect: TL304\n' + LAUNCH)]
+    GOOD = [submission(prelude="def debug_dump(x):\n    print(x.shape)  # not reached from forward")]
 
-
-        @triton.jit
-        def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-            tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
-
-
-        class ModelNew(nn.Module):
-            def forward(self, x):
-                out = torch.empty_like(x)
-                print("launching", x.shape)  # expect: TL304
-                k[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), BLOCK=256)
-                return out
-        """,
-    ]
-    GOOD = [
-        """
-        import torch
-        import torch.nn as nn
-        import triton
-        import triton.language as tl
-
-
-        @triton.jit
-        def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-            tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
-
-
-        def debug_dump(x):
-            print(x.shape)  # not reached from forward
-
-
-        class ModelNew(nn.Module):
-            def forward(self, x):
-                out = torch.empty_like(x)
-                k[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), BLOCK=256)
-                return out
-        """,
-    ]
     FIXES = [
         (
             """

@@ -4,6 +4,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from tritonlint.examples import submission
 from tritonlint.rule import WARNING, Context, Diagnostic, Rule
 
 # reported by TL103 (streams, events, graphs) and TL205 (synchronize)
@@ -41,48 +42,16 @@ class CudaOnlyApi(Rule):
     message = "CUDA-only torch API"
 
     BAD = [
-        """
-        import torch
-        import torch.nn as nn
-        import triton
-        import triton.language as tl
-
-
-        @triton.jit
-        def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-            tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
-
-
-        class ModelNew(nn.Module):
-            def forward(self, x):
-                sms = torch.cuda.get_device_properties(x.device).multi_processor_count  # expect: TL305
-                out = torch.empty_like(x)
-                k[(min(sms, triton.cdiv(x.numel(), 256)),)](x, out, x.numel(), BLOCK=256)
-                return out
-        """,
+        submission(
+            """
+            sms = torch.cuda.get_device_properties(x.device).multi_processor_count  # expect: TL305
+            out = torch.empty_like(x)
+            k[(min(sms, triton.cdiv(x.numel(), 256)),)](x, out, x.numel(), BLOCK=256)
+            return out
+            """
+        ),
     ]
-    GOOD = [
-        """
-        import torch
-        import torch.nn as nn
-        import triton
-        import triton.language as tl
-
-
-        @triton.jit
-        def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-            tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
-
-
-        class ModelNew(nn.Module):
-            def forward(self, x):
-                out = torch.empty_like(x)
-                k[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), BLOCK=256)
-                return out
-        """,
-    ]
+    GOOD = [submission()]
 
     def run(self, ctx: Context) -> Iterator[Diagnostic]:
         m = ctx.model

@@ -13,6 +13,7 @@ from tritonlint.report import load_schema
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 SUBMISSIONS = FIXTURES / "submissions"
+EXAMPLES = ROOT / "examples"  # the README's samples belong to the labelled corpus too
 _VALIDATOR = jsonschema.Draft202012Validator(load_schema())
 
 

@@ -69,7 +69,7 @@ def test_cli_fix_writes_atomically_and_keeps_mode(tmp_path):
     assert stat.S_IMODE(os.stat(p).st_mode) == 0o640
     assert run.json["files"][0]["fixes_applied"] == 2  # BM and BN
     assert [f for f in os.listdir(tmp_path)] == ["sub.py"]  # no temp file left behind
-    again = run_cli(str(p), "--fix")
+    assert run_cli(str(p), "--fix").rc == 0
     assert p.read_text() == after
 
 

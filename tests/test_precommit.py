@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SUBMISSIONS
+from conftest import EXAMPLES, ROOT, SUBMISSIONS
 
 PRE_COMMIT = [sys.executable, "-m", "pre_commit"]
 
@@ -26,7 +26,7 @@ def solutions_repo(tmp_path_factory) -> Path:
     git(repo, "config", "user.email", "dev@example.com")
     git(repo, "config", "user.name", "dev")
     (repo / "t1").mkdir()
-    shutil.copy(SUBMISSIONS / "clean_05_autotune_stack.py", repo / "t1" / "gelu.py")
+    shutil.copy(EXAMPLES / "gelu_triton.py", repo / "t1" / "gelu.py")
     shutil.copy(SUBMISSIONS / "type3_01_softmax_after_kernel.py", repo / "t1" / "softmax.py")
     (repo / "README.md").write_text("solutions\n")
     git(repo, "add", ".")
