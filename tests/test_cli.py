@@ -91,3 +91,26 @@ def test_rule_reference_is_generated_and_current(cli):
     assert run.rc == 0
     assert (ROOT / "docs" / "rules.md").read_text() == run.stdout, "run: tritonlint rules --markdown > docs/rules.md"
     assert run.stdout.count("\n### TL") >= 19
+
+
+def test_colour_only_on_a_tty():
+    import os
+    import pty
+
+    master, slave = pty.openpty()
+    proc = subprocess.run([sys.executable, "-m", "tritonlint", str(MIXED)], stdout=slave, stderr=subprocess.PIPE,
+                          cwd=ROOT, env={k: v for k, v in os.environ.items() if k != "NO_COLOR"}, timeout=120)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    out = b"".join(chunks).decode()
+    assert proc.returncode == 1
+    assert "\x1b[" in out and "TL003" in out
