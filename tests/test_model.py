@@ -243,3 +243,15 @@ def test_entry_class_is_configurable():
     assert lint_source(src, "t.py").status == "ok"
     diags = lint_source(src, "t.py", Config(entry_class="Solution")).diagnostics
     assert [d.code for d in diags] == ["TL002", "TL003"]  # Solution launches nothing
+
+
+def test_identity_and_membership_tests_are_not_tensor_maths():
+    assert findings(
+        """
+        class ModelNew(nn.Module):
+            def forward(self, x, bias=None):
+                if bias is not None and x is not bias and "k" in {"k": x}:
+                    pass
+                return launch(x)
+        """
+    ) == []

@@ -20,6 +20,7 @@ import libcst as cst
 from tritonlint import torch_api
 
 _BUILTINS = frozenset(dir(builtins))
+_IDENTITY_TESTS = (cst.Is, cst.IsNot, cst.In, cst.NotIn)
 REFERENCE_CLASSES = frozenset({"Model"})
 REFERENCE_FUNCTIONS = frozenset({"get_inputs", "get_init_inputs", "get_small_inputs"})
 _MAX_DEPTH = 24
@@ -1076,6 +1077,8 @@ class ModuleModel:
         if isinstance(expr, cst.IfExp):
             return self.is_tensor(expr.body, scope, d) or self.is_tensor(expr.orelse, scope, d)
         if isinstance(expr, cst.Comparison):
+            if all(isinstance(c.operator, _IDENTITY_TESTS) for c in expr.comparisons):
+                return False  # `x is None`, `k in d`: a Python bool, no device work
             return self.is_tensor(expr.left, scope, d) or any(self.is_tensor(c.comparator, scope, d) for c in expr.comparisons)
         return False
 

@@ -1,0 +1,127 @@
+"""Output comparison: seed 002's precision rule and seed 001's tolerance.
+
+Policies
+- "mere_mare" (default, seed 002): shape, NaN mask, Inf position and sign, bool
+  exact, then on finite elements MERE < t and MARE < 10 t with t from the dtype
+  table; integer outputs: exact when every input was an integer tensor, |diff| <= 1
+  when floats were quantised to integers (the newest seed-002 verifier's rule).
+- "allclose" (seed 001's example): torch.allclose(ref, out, atol=1e-2, rtol=1e-2).
+- "seed001_strict" (seed 001's scoring text): max|diff| <= 1e-2 and
+  max(|diff| / (|ref| + 1e-8)) <= 1e-2.
+A failure says which check failed, with the thresholds and the worst elements.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import torch
+
+POLICIES = ("mere_mare", "allclose", "seed001_strict")
+ATOL = RTOL = 1e-2
+_FALLBACK = 2.0**-13
+
+
+def threshold(dtype: torch.dtype) -> float:
+    table = {torch.float16: 2.0**-10, torch.bfloat16: 2.0**-7, torch.float32: 2.0**-13}
+    for name, t in (("float8_e4m3fn", 2.0**-3), ("float8_e5m2", 2.0**-2), ("float8_e4m3fnuz", 2.0**-3), ("float8_e5m2fnuz", 2.0**-2)):
+        if hasattr(torch, name):
+            table[getattr(torch, name)] = t
+    return table.get(dtype, _FALLBACK)
+
+
+@dataclasses.dataclass
+class Verdict:
+    passed: bool
+    check: str  # which check decided: shape, dtype, nan, inf, bool, int, mere_mare, allclose, ...
+    message: str
+    stats: dict = dataclasses.field(default_factory=dict)
+    worst: list = dataclasses.field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def _worst(ref: torch.Tensor, out: torch.Tensor, rel: torch.Tensor, k: int = 5) -> list[dict]:
+    flat = rel.reshape(-1)
+    k = min(k, flat.numel())
+    if k == 0:
+        return []
+    top = torch.topk(torch.nan_to_num(flat, nan=math.inf), k).indices
+    out_rows = []
+    for i in top.tolist():
+        index = list(torch.unravel_index(torch.tensor(i), ref.shape)) if ref.dim() else []
+        r, o = ref.reshape(-1)[i].item(), out.reshape(-1)[i].item()
+        out_rows.append({"index": [int(x) for x in index], "candidate": o, "reference": r,
+                         "abs_err": abs(o - r), "rel_err": flat[i].item()})
+    return out_rows
+
+
+def compare_tensor(ref: torch.Tensor, out: torch.Tensor, policy: str = "mere_mare", integer_inputs: bool = False) -> Verdict:
+    if not isinstance(out, torch.Tensor):
+        return Verdict(False, "type", f"expected a tensor, got {type(out).__name__}")
+    if tuple(out.shape) != tuple(ref.shape):
+        return Verdict(False, "shape", f"shape {tuple(out.shape)} != reference {tuple(ref.shape)}")
+    ref, out = ref.detach().cpu(), out.detach().cpu()
+    if out.dtype != ref.dtype:
+        out = out.to(ref.dtype)
+    if ref.dtype == torch.bool:
+        same = torch.equal(ref, out)
+        return Verdict(same, "bool", "bool outputs equal" if same else f"{int((ref != out).sum())} bool elements differ")
+    if not (ref.is_floating_point() or ref.is_complex()):
+        diff = (ref.long() - out.long()).abs()
+        limit = 0 if integer_inputs else 1
+        worst_diff = int(diff.max()) if diff.numel() else 0
+        ok = worst_diff <= limit
+        stats = {"max_abs_diff": worst_diff, "mismatched": int((diff > 0).sum()), "numel": diff.numel(), "limit": limit}
+        if policy != "mere_mare":  # seed 001's rules read integers as numbers too
+            ok = worst_diff <= ATOL
+        rule = "exact (integer inputs)" if integer_inputs else "|diff| <= 1 (float quantised to integer)"
+        msg = f"integer output: {stats['mismatched']} of {stats['numel']} differ, max |diff| {worst_diff}; rule {rule if policy == 'mere_mare' else policy}"
+        return Verdict(ok, "int", msg, stats, [] if ok else _worst(ref.double(), out.double(), diff.double()))
+    r32, o32 = ref.float(), out.float()
+    nan_r, nan_o = torch.isnan(r32), torch.isnan(o32)
+    if not torch.equal(nan_r, nan_o):
+        return Verdict(False, "nan", f"NaN positions differ: reference {int(nan_r.sum())}, candidate {int(nan_o.sum())}")
+    inf_r, inf_o = torch.isinf(r32), torch.isinf(o32)
+    if not torch.equal(inf_r, inf_o) or not torch.equal(r32[inf_r], o32[inf_o]):
+        return Verdict(False, "inf", "Inf positions or signs differ")
+    finite = ~(nan_r | inf_r)
+    r, o = r32[finite], o32[finite]
+    diff = (r - o).abs()
+    stats = {"numel": int(r.numel()), "max_abs_diff": float(diff.max()) if diff.numel() else 0.0}
+    if policy == "mere_mare":
+        t = threshold(ref.dtype)
+        rel = diff / r.abs().clamp(min=t)
+        mere = float(rel.mean()) if rel.numel() else 0.0
+        mare = float(rel.max()) if rel.numel() else 0.0
+        stats.update({"threshold": t, "mere": mere, "mare": mare, "mere_limit": t, "mare_limit": 10 * t})
+        ok = mere < t and mare < 10 * t
+        msg = f"MERE {mere:.3e} (< {t:.3e}) and MARE {mare:.3e} (< {10 * t:.3e}) for {ref.dtype}"
+    else:
+        rel = diff / (r.abs() + 1e-8)
+        stats.update({"max_rel_diff": float(rel.max()) if rel.numel() else 0.0, "atol": ATOL, "rtol": RTOL})
+        if policy == "allclose":
+            ok = bool(torch.allclose(o, r, atol=ATOL, rtol=RTOL))
+            msg = f"torch.allclose(atol={ATOL}, rtol={RTOL}); max |diff| {stats['max_abs_diff']:.3e}"
+            rel = diff / (ATOL + RTOL * r.abs())  # how far past the allclose bound, for the worst list
+        else:
+            ok = stats["max_abs_diff"] <= ATOL and stats["max_rel_diff"] <= RTOL
+            msg = f"max |diff| {stats['max_abs_diff']:.3e} (<= {ATOL}) and max rel {stats['max_rel_diff']:.3e} (<= {RTOL})"
+    worst = [] if ok else _worst(r, o, rel)
+    return Verdict(ok, policy, ("pass: " if ok else "fail: ") + msg, stats, worst)
+
+
+def flatten_outputs(value) -> list:
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    return [value]
+
+
+def compare_outputs(ref, out, policy: str = "mere_mare", integer_inputs: bool = False) -> list[Verdict]:
+    """One verdict per output; a count or type mismatch is one failing verdict."""
+    refs, outs = flatten_outputs(ref), flatten_outputs(out)
+    if len(refs) != len(outs):
+        return [Verdict(False, "count", f"{len(outs)} outputs, reference has {len(refs)}")]
+    return [compare_tensor(r, o, policy, integer_inputs) for r, o in zip(refs, outs)]
