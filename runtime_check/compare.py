@@ -51,7 +51,7 @@ def _worst(ref: torch.Tensor, out: torch.Tensor, rel: torch.Tensor, k: int = 5) 
     top = torch.topk(torch.nan_to_num(flat, nan=math.inf), k).indices
     out_rows = []
     for i in top.tolist():
-        index = list(torch.unravel_index(torch.tensor(i), ref.shape)) if ref.dim() else []
+        index = [int(x) for x in torch.unravel_index(torch.tensor(i), ref.shape)] if ref.dim() else []
         r, o = ref.reshape(-1)[i].item(), out.reshape(-1)[i].item()
         out_rows.append({"index": [int(x) for x in index], "candidate": o, "reference": r,
                          "abs_err": abs(o - r), "rel_err": flat[i].item()})
@@ -63,7 +63,7 @@ def compare_tensor(ref: torch.Tensor, out: torch.Tensor, policy: str = "mere_mar
         return Verdict(False, "type", f"expected a tensor, got {type(out).__name__}")
     if tuple(out.shape) != tuple(ref.shape):
         return Verdict(False, "shape", f"shape {tuple(out.shape)} != reference {tuple(ref.shape)}")
-    ref, out = ref.detach().cpu(), out.detach().cpu()
+    ref, out = ref.detach(), out.detach().to(ref.device)
     if out.dtype != ref.dtype:
         out = out.to(ref.dtype)
     if ref.dtype == torch.bool:
