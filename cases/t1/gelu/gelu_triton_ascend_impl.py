@@ -21,6 +21,6 @@ class ModelNew(nn.Module):
         x = x.contiguous()
         out = torch.empty_like(x)
         n = x.numel()
-        block = 4096
-        gelu_kernel[(triton.cdiv(n, block),)](x, out, n, BLOCK=block, num_warps=8)
+        block = 1024
+        gelu_kernel[(triton.cdiv(n, block),)](x, out, n, BLOCK=block, num_warps=4)
         return out

@@ -33,10 +33,12 @@ class ModelNew(nn.Module):
         self.k = k
 
     def forward(self, logits):
-        x = logits.contiguous().view(-1, logits.shape[-1])
+        # The kernel takes 4 us; host work dominates, so do no more of it than needed.
+        x = logits if logits.dim() == 2 and logits.is_contiguous() else logits.reshape(-1, logits.shape[-1]).contiguous()
         rows, experts = x.shape
         probs = torch.empty((rows, 2), device=x.device, dtype=x.dtype)
         idx = torch.empty((rows, 2), device=x.device, dtype=torch.int64)
-        block_r = 256
-        moe_top2_kernel[(triton.cdiv(rows, block_r),)](x, probs, idx, rows, E=experts, BLOCK_R=block_r, num_warps=4)
+        moe_top2_kernel[(triton.cdiv(rows, 256),)](x, probs, idx, rows, E=experts, BLOCK_R=256)
+        if x is logits:
+            return probs, idx
         return probs.view(*logits.shape[:-1], 2), idx.view(*logits.shape[:-1], 2)
