@@ -59,3 +59,37 @@ def test_solution_matches_reference_on_cpu(case):
                     assert all(w["abs_err"] <= 2 * st["threshold"] * max(biggest, 64) for w in v["worst"]), v["worst"]
     else:
         assert not mere_mare, mere_mare
+
+
+DEGRADED = sorted((ROOT / "cases").glob("t*/*/degraded/*.py"))
+
+
+def test_every_task_has_each_degradation_and_another_anti_pattern():
+    assert len(DEGRADED) == 13 * 5
+    for case in CASES:
+        names = sorted(p.name for p in (case.folder / "degraded").glob("*.py"))
+        assert names == [f"{case.name}_{k}.py" for k in ("other", "type1", "type2", "type3", "type4")]
+
+
+@pytest.fixture(scope="module")
+def degraded_report():
+    run = run_cli("--json", "-j", "2", *[str(p) for p in DEGRADED])
+    assert run.rc == 1
+    return {f["path"]: f for f in run.json["files"]}
+
+
+@pytest.mark.parametrize("path", DEGRADED, ids=lambda p: f"{p.parent.parent.name}/{p.stem}")
+def test_degraded_fixture(degraded_report, path):
+    from tritonlint.rule import expected_findings
+
+    entry = degraded_report[str(path)]
+    got = sorted((d["code"], d["line"]) for d in entry["diagnostics"])
+    assert got == expected_findings(path.read_text())
+    kind = path.stem.rsplit("_", 1)[1]
+    codes = {c for c, _ in got}
+    if kind in ("type1", "type2", "type3"):
+        assert entry["regression_type"] == int(kind[-1])
+    elif kind == "type4":
+        assert "TL004" in codes and entry["regression_type"] in (3, 4)
+    else:
+        assert entry["regression_type"] is None and codes

@@ -1,0 +1,10 @@
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):  # expect: TL001
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a, b):
+        return torch.matmul(a, b)  # expect: TL003

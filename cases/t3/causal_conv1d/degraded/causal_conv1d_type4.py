@@ -1,0 +1,29 @@
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy_kernel(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):  # expect: TL004
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(dst_ptr + offs, tl.load(src_ptr + offs, mask=mask), mask=mask)
+
+
+def _copy(t):
+    out = torch.empty_like(t)
+    copy_kernel[(triton.cdiv(t.numel(), 1024),)](t, out, t.numel(), BLOCK=1024)
+    return out
+
+
+class ModelNew(nn.Module):
+    def __init__(self, activation):
+        super().__init__()
+        self.activation = activation
+
+    def forward(self, x, conv_state, weight, bias, conv_state_indices):
+        xp = torch.cat([conv_state, x.unsqueeze(-1)], dim=-1)  # expect: TL003
+        out = torch.nn.functional.silu(torch.sum(xp * weight, dim=-1) + bias)  # expect: TL003 TL003 TL003 TL003
+        conv_state.copy_(xp[..., 1:])  # expect: TL201
+        return _copy(out)

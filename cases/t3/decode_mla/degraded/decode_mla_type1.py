@@ -1,0 +1,19 @@
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):  # expect: TL001
+    def __init__(self, sm_scale, page_size):
+        super().__init__()
+        self.sm_scale = sm_scale
+        self.page_size = page_size
+
+    def forward(self, q, k_nope, k_rope, v, seq_lens, block_table):
+        pages = block_table.long()  # expect: TL003
+        kn = k_nope[pages].flatten(1, 3).float()  # expect: TL003 TL003
+        kr = k_rope[pages].flatten(1, 3).float()  # expect: TL003 TL003
+        vv = v[pages].flatten(1, 3)  # expect: TL003
+        d = kn.shape[-1]
+        scores = (torch.einsum("bhd,bnd->bhn", q[..., :d].float(), kn) + torch.einsum("bhd,bnd->bhn", q[..., d:].float(), kr)) * self.sm_scale  # expect: TL003 TL003 TL003 TL003 TL003 TL003
+        p = torch.softmax(scores, dim=-1).to(q.dtype)  # expect: TL003 TL003
+        return torch.einsum("bhn,bnd->bhd", p, vv)  # expect: TL003
