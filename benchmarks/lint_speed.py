@@ -33,6 +33,7 @@ from tritonlint.engine import lint_source  # noqa: E402
 from tritonlint.files import discover, lint_many  # noqa: E402
 
 SOURCES = sorted((ROOT / "tests" / "fixtures" / "submissions").glob("*.py")) + sorted((ROOT / "examples").glob("*.py"))
+TYPICAL = sorted((ROOT / "cases").glob("t*/*/*_triton_ascend_impl.py"))  # real solutions, 40-110 lines
 
 
 def build_corpus(folder: Path, copies: int) -> list[Path]:
@@ -93,6 +94,8 @@ def main() -> int:
         files = build_corpus(folder, args.copies)
         per_file(files[: len(SOURCES)])  # warm caches and imports once
         parse_ms, lint_ms = per_file(files)
+        per_file(TYPICAL)
+        typ_parse, typ_lint = per_file(TYPICAL * 5)
         rate1 = folder_rate(folder, 1)
         rate2 = folder_rate(folder, 2)
         cli_ms = start_to_exit(["-m", "tritonlint", str(SOURCES[0])], args.cli_runs)
@@ -107,6 +110,10 @@ def main() -> int:
         "total_parse_s": round(sum(parse_ms) / 1e3, 3),
         "total_lint_s": round(sum(lint_ms) / 1e3, 3),
         "ratio_lint_to_parse": round(sum(lint_ms) / sum(parse_ms), 3),
+        "typical_median_lines": statistics.median(len(f.read_text().splitlines()) for f in TYPICAL),
+        "typical_median_parse_ms": round(statistics.median(typ_parse), 3),
+        "typical_median_lint_ms": round(statistics.median(typ_lint), 3),
+        "typical_ratio_lint_to_parse": round(sum(typ_lint) / sum(typ_parse), 3),
         "files_per_s_j1": round(rate1, 1),
         "files_per_s_j2": round(rate2, 1),
         "cli_one_file_ms": round(cli_ms, 1),

@@ -31,17 +31,40 @@ def launch_arguments(m: ModuleModel, site: LaunchSite) -> dict[str, tuple[cst.Ba
     return out
 
 
+def _binding_refs(m: ModuleModel, k: Function) -> list[tuple[str, set[str], list[cst.Call], Scope]]:
+    """For each assignment in kernel `k`: (name, names its value reads, calls in it, scope). Computed once."""
+    key = ("binding_refs", id(k))
+    if key not in m.memo:
+        refs = []
+        for bindings in k.scope.bindings.values():
+            for b in bindings:
+                if b.value is None:
+                    continue
+                names, calls = set(), []
+                for n in iter_subtree(b.value):
+                    if isinstance(n, cst.Name):
+                        names.add(n.value)
+                    elif isinstance(n, cst.Call):
+                        calls.append(n)
+                refs.append((b.name, names, calls, b.scope))
+        m.memo[key] = refs
+    return m.memo[key]
+
+
 def derived_names(m: ModuleModel, k: Function, seeds: set[str], source: Callable[[cst.Call, Scope], bool]) -> set[str]:
     """Names in kernel `k` whose value depends on `seeds` or on a call `source` accepts."""
+    refs = _binding_refs(m, k)
     names = set(seeds)
-    bindings = [b for bs in k.scope.bindings.values() for b in bs if b.value is not None]
-    for _ in range(6):
-        before = len(names)
-        for b in bindings:
-            if b.name not in names and depends(b.value, b.scope, names, source):
-                names.add(b.name)
-        if len(names) == before:
-            break
+    for name, _, calls, scope in refs:
+        if name not in names and any(source(c, scope) for c in calls):
+            names.add(name)
+    grew = True
+    while grew:
+        grew = False
+        for name, reads, _, _ in refs:
+            if name not in names and reads & names:
+                names.add(name)
+                grew = True
     return names
 
 
@@ -74,15 +97,30 @@ def pointer_arg(call: cst.Call) -> cst.BaseExpression | None:
 
 
 def param_roles(m: ModuleModel, k: Function) -> dict[str, set[str]]:
-    """Kernel pointer parameter -> the kinds of access made through it."""
-    never = lambda call, scope: False  # noqa: E731
+    """Kernel pointer parameter -> the kinds of access made through it (load, store, atomic)."""
+    key = ("param_roles", id(k))
+    if key in m.memo:
+        return m.memo[key]
+    origin: dict[str, set[str]] = {p: {p} for p in k.param_names()}  # name -> parameters it derives from
+    refs = _binding_refs(m, k)
+    grew = True
+    while grew:
+        grew = False
+        for name, reads, _, _ in refs:
+            acc = origin.setdefault(name, set())
+            before = len(acc)
+            for r in reads:
+                if r != name and r in origin:
+                    acc |= origin[r]
+            grew |= len(acc) != before
     roles: dict[str, set[str]] = {}
-    derived = {p: derived_names(m, k, {p}, never) for p in k.param_names()}
-    for kind, call, scope in pointer_accesses(m, k):
+    for kind, call, _ in pointer_accesses(m, k):
         ptr = pointer_arg(call)
         if ptr is None:
             continue
-        for p, names in derived.items():
-            if depends(ptr, scope, names, never):
-                roles.setdefault(p, set()).add(kind)
+        for n in iter_subtree(ptr):
+            if isinstance(n, cst.Name):
+                for p in origin.get(n.value, ()):
+                    roles.setdefault(p, set()).add(kind)
+    m.memo[key] = roles
     return roles

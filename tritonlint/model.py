@@ -624,6 +624,7 @@ class ModuleModel:
         self._resolved: dict[tuple, frozenset] = {}
         self._reachable: list[Function] | None = None
         self._tensor_ready = False
+        self.memo: dict = {}  # derived facts that helpers compute once per model
         _Builder(self).run(module)
         self._find_kernels()
         self._resolved.clear()  # answers given before kernels were known may be stale
