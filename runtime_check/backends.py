@@ -1,0 +1,90 @@
+"""Where submissions run: npu (torch_npu + triton-ascend), cuda, or cpu (Triton's
+interpreter, correctness only). Device-agnostic torch APIs where they exist, so the
+NPU path is the CUDA path with another device type."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import os
+
+
+class BackendUnavailable(Exception):
+    pass
+
+
+@dataclasses.dataclass(frozen=True)
+class Backend:
+    name: str  # npu | cuda | cpu
+    times: bool  # whether timings on it mean anything
+
+    @property
+    def device(self) -> str:
+        return self.name
+
+    def child_env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        if self.name == "cpu":
+            env["TRITON_INTERPRET"] = "1"
+        return env
+
+    def synchronize(self) -> None:
+        import torch
+
+        if self.name == "cpu":
+            return
+        acc = getattr(torch, "accelerator", None)
+        if acc is not None and hasattr(acc, "synchronize"):
+            acc.synchronize()
+        else:
+            getattr(torch, self.name).synchronize()
+
+    def event(self):
+        import torch
+
+        if hasattr(torch, "Event"):
+            return torch.Event(device=self.name, enable_timing=True)
+        return getattr(torch, self.name).Event(enable_timing=True)
+
+    def max_memory_mb(self) -> float:
+        import torch
+
+        mod = getattr(torch, self.name, None)
+        return mod.max_memory_allocated() / 2**20 if mod is not None and hasattr(mod, "max_memory_allocated") else 0.0
+
+    def reset_peak(self) -> None:
+        import torch
+
+        mod = getattr(torch, self.name, None)
+        if mod is not None and hasattr(mod, "reset_peak_memory_stats"):
+            mod.reset_peak_memory_stats()
+
+
+def _has(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+def get_backend(name: str = "auto") -> Backend:
+    """`auto` picks npu, then cuda; cpu only when asked for. Raises with one clear line."""
+    import torch
+
+    if name in ("auto", "npu"):
+        if _has("torch_npu"):
+            import torch_npu  # noqa: F401  (registers torch.npu)
+
+            if torch.npu.is_available():
+                return Backend("npu", True)
+            if name == "npu":
+                raise BackendUnavailable("--run-npu: torch_npu is installed but no NPU is available")
+        elif name == "npu":
+            raise BackendUnavailable("--run-npu: torch_npu is not installed")
+    if name in ("auto", "cuda"):
+        if torch.cuda.is_available():
+            return Backend("cuda", True)
+        if name == "cuda":
+            raise BackendUnavailable("--backend cuda: no CUDA device is available")
+    if name == "cpu":
+        if not _has("triton"):
+            raise BackendUnavailable("--backend cpu: triton is not installed")
+        return Backend("cpu", False)
+    raise BackendUnavailable("--run: no NPU or CUDA device found (use --backend cpu for a correctness-only run)")

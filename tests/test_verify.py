@@ -1,0 +1,100 @@
+"""The isolated verifier on the CPU backend: a correct solution passes, and each
+hostile submission fails for its own reason while the other cases still run."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import FIXTURES, ROOT
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="triton is not installed")
+
+GELU = ROOT / "cases" / "t1" / "gelu"
+HOSTILE = FIXTURES / "hostile"
+
+
+def run_verify(impl, seeds=2, timeout=60, policy="mere_mare"):
+    from tritonlint.runtime_check.backends import get_backend
+    from tritonlint.runtime_check.verify import verify
+
+    return verify(GELU / "gelu_torch.py", impl, get_backend("cpu"), seeds=seeds, timeout=timeout, policy=policy)
+
+
+def only_errors(result) -> list[str]:
+    return [f["error_type"] for f in result["failures"]]
+
+
+def test_correct_solution_passes_every_seed():
+    r = run_verify(GELU / "gelu_triton_ascend_impl.py", seeds=3)
+    assert (r["total_cases"], r["passed_cases"], r["failures"]) == (3, 3, [])
+    assert r["environment"]["backend"] == "cpu" and r["environment"]["torch"]
+
+
+@pytest.mark.parametrize("name,error,check", [
+    ("abort", "Crash", "SIGABRT"),
+    ("segfault", "Crash", "SIGSEGV"),
+    ("raises", "ValueError", "kernel failed to compile"),
+    ("wrong_type", "OutputError", "expected a tensor, got dict"),
+    ("nan_output", "MismatchError", "NaN positions differ"),
+    ("mutates_input", "InputModified", "input 0 was modified"),
+    ("patches_comparison", "MismatchError", "MERE"),
+    ("freed_memory", "MismatchError", "output 0"),
+    ("gc_scavenger", "MismatchError", "output 0"),
+    ("huge_print", "MismatchError", "output 0"),
+])
+def test_hostile_submission_fails_for_its_reason(name, error, check):
+    r = run_verify(HOSTILE / f"gelu_{name}.py")
+    assert r["total_cases"] == 2 and r["passed_cases"] == 0
+    assert only_errors(r) == [error, error]  # every case ran and failed the same way
+    assert check in r["failures"][0]["error_msg"]
+
+
+def test_hang_is_killed_at_the_timeout():
+    r = run_verify(HOSTILE / "gelu_hang.py", seeds=1, timeout=20)
+    assert only_errors(r) == ["Timeout"]
+
+
+def test_fresh_inputs_defeat_a_result_cache(tmp_path):
+    cache = "/tmp/tritonlint-hostile-cache.pt"
+    if os.path.exists(cache):
+        os.remove(cache)
+    try:
+        r = run_verify(HOSTILE / "gelu_fingerprint_cache.py", seeds=2)
+    finally:
+        if os.path.exists(cache):
+            os.remove(cache)
+    assert r["passed_cases"] == 1 and [f["case_idx"] for f in r["failures"]] == [2]
+
+
+def test_a_failure_says_why():
+    r = run_verify(HOSTILE / "gelu_patches_comparison.py", seeds=1)
+    f = r["failures"][0]
+    assert f["check"] == "mere_mare" and f["stats"]["mare_limit"] == pytest.approx(10 * 2.0**-13)
+    worst = f["worst"][0]
+    assert set(worst) == {"index", "candidate", "reference", "abs_err", "rel_err"} and worst["candidate"] == 0.0
+
+
+def test_seed_002_command_line(tmp_path):
+    for src in (GELU / "gelu_torch.py", GELU / "gelu_triton_ascend_impl.py"):
+        shutil.copy(src, tmp_path / src.name)
+    shutil.copy(HOSTILE / "gelu_raises.py", tmp_path / "gelu_triton_bad.py")
+    cmd = [sys.executable, "-m", "tritonlint.runtime_check.verify", "--op_name", "gelu", "--verify_dir", str(tmp_path),
+           "--backend", "cpu", "--timeout", "120", "--seeds", "1"]
+    ok = subprocess.run(cmd, capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    result = json.loads((tmp_path / "verify_result.json").read_text())
+    assert {"op_name", "total_cases", "passed_cases", "failed_cases", "failures"} <= set(result)
+    bad = subprocess.run(cmd + ["--triton_impl_name", "triton_bad"], capture_output=True, text=True)
+    assert bad.returncode == 1
+    failed = json.loads((tmp_path / "verify_result_bad.json").read_text())
+    assert failed["failures"][0]["error_type"] == "ValueError"
+    assert failed["failures"][0]["input_desc"] == [{"type": "tensor", "shape": [4, 8, 100], "dtype": "torch.float32"}]
+    missing = subprocess.run(cmd + ["--triton_impl_name", "triton_nope"], capture_output=True, text=True)
+    assert missing.returncode == 2 and "not found" in missing.stderr
