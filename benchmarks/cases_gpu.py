@@ -26,13 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from runtime_check.compare import POLICIES, compare_outputs, flatten_outputs  # noqa: E402
 from runtime_check.tasks import TIER_WEIGHTS, discover_cases, load_module  # noqa: E402
-
-
-def score(speedup: float | None, correct: bool) -> float:
-    """Seed 001: incorrect 0; s < 1 -> 60 s; s >= 1 -> 60 + 40 min(s - 1, 4) / 4."""
-    if not correct or speedup is None or not math.isfinite(speedup) or speedup <= 0:
-        return 0.0
-    return 60.0 * speedup if speedup < 1 else 60.0 + 40.0 * min(speedup - 1.0, 4.0) / 4.0
+from runtime_check.score import score  # noqa: E402
 
 
 def to_device(values, device):

@@ -1,0 +1,152 @@
+"""Seed 002's benchmark.py, with its L1 verify gate and perf_result.json.
+
+    python -m tritonlint.runtime_check.benchmark --op_name softmax --verify_dir DIR \\
+        [--triton_impl_name triton_ascend_impl] [--warmup 5] [--repeats 50] [--output FILE] \\
+        [--skip_framework] [--framework_latency_ms MS] [--verify_not_required] \\
+        [--backend auto|npu|cuda|cpu] [--timeout 900]
+
+Exit 0: benchmark done (per-shape pass/fail in the JSON); 1: the script itself failed;
+2: the L1 gate refused (verify result missing, unreadable, no case run, or not all
+passed; the path, counts and first five failures go to stderr) or no usable device.
+The cpu backend (Triton's interpreter) runs the pipeline but its times are no
+performance measurement: the JSON says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import torch
+
+from tritonlint.runtime_check.backends import Backend, BackendUnavailable, get_backend
+from tritonlint.runtime_check.score import overall_speedup
+from tritonlint.runtime_check.tasks import IMPL, load_module
+from tritonlint.runtime_check.verify import describe, verify_file_name
+
+GATE_REFUSED = 2
+
+
+def l1_gate(verify_json: Path) -> str | None:
+    """None when benchmarking may go ahead, else why not (seed 002's four refusals)."""
+    if not verify_json.exists():
+        return f"L1 gate: {verify_json} does not exist: run verify first"
+    try:
+        data = json.loads(verify_json.read_text())
+        total, passed = int(data["total_cases"]), int(data["passed_cases"])
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        return f"L1 gate: {verify_json} cannot be read ({type(e).__name__}: {e})"
+    if total == 0:
+        return f"L1 gate: {verify_json}: verify ran no case (0/0)"
+    if passed < total:
+        lines = [f"L1 gate: {verify_json}: {passed}/{total} cases passed"]
+        for f in data.get("failures", [])[:5]:
+            lines.append(f"  case {f.get('case_idx')}: {f.get('error_type')}: {str(f.get('error_msg', '')).splitlines()[0] if f.get('error_msg') else ''}")
+        return "\n".join(lines)
+    return None
+
+
+def benchmark(task_path: Path, impl_path: Path, backend: Backend, *, warmup: int = 5, repeats: int = 50,
+              skip_framework: bool = False, framework_latency_ms: float | None = None, timeout: float = 900,
+              op_name: str | None = None) -> dict:
+    task = load_module(task_path)
+    small = backend.name == "cpu" and hasattr(task, "get_small_inputs")
+    torch.manual_seed(0)
+    shapes = [task.get_small_inputs() if small else task.get_inputs()]
+    per_shape, speedups = [], []
+    with tempfile.TemporaryDirectory(prefix="tritonlint-bench-") as tmp:
+        for idx, inputs in enumerate(shapes, start=1):
+            payload, out = Path(tmp) / f"in{idx}.pt", Path(tmp) / f"out{idx}.json"
+            torch.save({"init": list(task.get_init_inputs()), "inputs": inputs}, payload)
+            cmd = [sys.executable, "-m", "tritonlint.runtime_check.timing", "--task", str(task_path), "--impl", str(impl_path),
+                   "--inputs", str(payload), "--device", backend.device, "--warmup", str(warmup), "--repeats", str(repeats),
+                   "--out", str(out)] + (["--skip_framework"] if skip_framework else [])
+            row = {"case_idx": idx, "input_desc": describe(inputs), "status": "fail", "framework": None,
+                   "implementation": None, "speedup_vs_torch": None, "error_type": None, "error_msg": None}
+            try:
+                subprocess.run(cmd, env=backend.child_env(), timeout=timeout, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                timing = json.loads(out.read_text()) if out.exists() else {"error_type": "Crash", "error_msg": "timing process left no result"}
+            except subprocess.TimeoutExpired:
+                timing = {"error_type": "Timeout", "error_msg": f"no result within {timeout:g} s"}
+            if "error_type" in timing:
+                row.update(error_type=timing["error_type"], error_msg=timing["error_msg"])
+                speedups.append(None)
+            else:
+                fw = timing.get("framework") or ({"avg_latency_ms": framework_latency_ms, "peak_memory_mb": None} if framework_latency_ms else None)
+                impl = timing["implementation"]
+                s = fw["avg_latency_ms"] / impl["avg_latency_ms"] if fw and fw["avg_latency_ms"] and impl["avg_latency_ms"] else None
+                row.update(status="pass", framework=fw, implementation=impl)
+                speedups.append(s)
+                row["speedup_vs_torch"] = s if s is not None and s > 0 and s == s and s != float("inf") else None
+            per_shape.append(row)
+    gm, buckets = overall_speedup(speedups)
+
+    def mean_of(side: str, key: str):
+        vals = [r[side][key] for r in per_shape if r[side] and r[side].get(key) is not None]
+        return sum(vals) / len(vals) if vals else None
+
+    passed = sum(r["status"] == "pass" for r in per_shape)
+    return {
+        "op_name": op_name or impl_path.stem, "warmup": warmup, "repeats": repeats,
+        "total_cases": len(per_shape), "passed_cases": passed, "failed_cases": len(per_shape) - passed,
+        "nan_indices": buckets["nan"], "inf_indices": buckets["inf"], "zero_indices": buckets["zero"],
+        "negative_indices": buckets["negative"], "none_indices": buckets["none"],
+        "framework": {"avg_latency_ms": mean_of("framework", "avg_latency_ms"), "peak_memory_mb": mean_of("framework", "peak_memory_mb"), "operators": {}},
+        "implementation": {"avg_latency_ms": mean_of("implementation", "avg_latency_ms"), "peak_memory_mb": mean_of("implementation", "peak_memory_mb"), "operators": {}},
+        "speedup_vs_torch": gm,
+        "per_shape_results": per_shape,
+        "timing": "device events, L2-sized flush before every repeat, median" if backend.times
+                  else "cpu backend: Triton's interpreter; these times are not a performance measurement",
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tritonlint.runtime_check.benchmark", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--op_name", required=True)
+    ap.add_argument("--verify_dir", default=".")
+    ap.add_argument("--triton_impl_name", default=IMPL)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=50)
+    ap.add_argument("--output")
+    ap.add_argument("--skip_framework", action="store_true")
+    ap.add_argument("--framework_latency_ms", type=float)
+    ap.add_argument("--verify_not_required", action="store_true")
+    ap.add_argument("--backend", default="auto", choices=("auto", "npu", "cuda", "cpu"))
+    ap.add_argument("--timeout", type=float, default=900)
+    args = ap.parse_args(argv)
+    folder = Path(args.verify_dir)
+    if not args.verify_not_required:
+        refusal = l1_gate(folder / verify_file_name(args.triton_impl_name))
+        if refusal:
+            print(refusal, file=sys.stderr)
+            return GATE_REFUSED
+    try:
+        backend = get_backend(args.backend)
+    except BackendUnavailable as e:
+        print(f"benchmark: error: {e}", file=sys.stderr)
+        return GATE_REFUSED
+    task = folder / f"{args.op_name}_torch.py"
+    impl = folder / f"{args.op_name}_{args.triton_impl_name}.py"
+    for p in (task, impl):
+        if not p.exists():
+            print(f"benchmark: failed: {p} not found", file=sys.stderr)
+            return 1
+    result = benchmark(task, impl, backend, warmup=args.warmup, repeats=args.repeats, skip_framework=args.skip_framework,
+                       framework_latency_ms=args.framework_latency_ms, timeout=args.timeout, op_name=args.op_name)
+    out = Path(args.output) if args.output else folder / "perf_result.json"
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"benchmark {args.op_name}: speedup {result['speedup_vs_torch']} -> {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except Exception as e:  # seed 002: exit 1 when the script itself fails
+        print(f"benchmark: failed: {type(e).__name__}: {e}", file=sys.stderr)
+        sys.exit(1)

@@ -1,0 +1,96 @@
+"""Timing child: `python -m tritonlint.runtime_check.timing ...`. Both sides are timed
+here, on the same inputs with the same cache flush. The event class and its
+elapsed_time are taken before any submission code is imported, so a submission that
+patches them changes nothing measured here."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+
+import torch
+
+_EVENT = getattr(torch, "Event", None)
+_ELAPSED = _EVENT.elapsed_time if _EVENT is not None else None
+_PERF_COUNTER = __import__("time").perf_counter
+FLUSH_BYTES = 256 * 1024 * 1024  # larger than any current device's L2
+
+
+def _timer(device: str):
+    if device == "cpu":  # the interpreter: wall time, only to exercise the pipeline
+        return lambda fn: _wall(fn)
+    mod = getattr(torch, device)
+    event_cls = _EVENT if _EVENT is not None else mod.Event
+    elapsed = _ELAPSED if _ELAPSED is not None else event_cls.elapsed_time
+
+    def run(fn) -> float:
+        start = event_cls(device=device, enable_timing=True) if _EVENT is not None else event_cls(enable_timing=True)
+        end = event_cls(device=device, enable_timing=True) if _EVENT is not None else event_cls(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        return elapsed(start, end)
+
+    return run
+
+
+def _wall(fn) -> float:
+    t = _PERF_COUNTER()
+    fn()
+    return (_PERF_COUNTER() - t) * 1e3
+
+
+def measure(fn, device: str, warmup: int, repeats: int) -> dict:
+    flush = torch.empty(FLUSH_BYTES if device != "cpu" else 1 << 20, dtype=torch.int8, device=device)
+    timer = _timer(device)
+    mod = getattr(torch, device, None)
+    for _ in range(warmup):
+        fn()
+    if device != "cpu":
+        mod.synchronize()
+        mod.reset_peak_memory_stats()
+    times = []
+    for _ in range(repeats):
+        flush.zero_()
+        times.append(timer(fn))
+    q = statistics.quantiles(times, n=10) if len(times) >= 2 else [times[0]] * 9
+    peak = mod.max_memory_allocated() / 2**20 if device != "cpu" else 0.0
+    return {"avg_latency_ms": statistics.median(times), "min_ms": min(times), "p20_ms": q[1], "p80_ms": q[7],
+            "mean_ms": statistics.fmean(times), "peak_memory_mb": round(peak, 2), "repeats": repeats}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--task", required=True)
+    ap.add_argument("--impl", required=True)
+    ap.add_argument("--inputs", required=True)
+    ap.add_argument("--device", required=True)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=50)
+    ap.add_argument("--skip_framework", action="store_true")
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args(argv)
+    from tritonlint.runtime_check.tasks import load_module
+
+    payload = torch.load(args.inputs, weights_only=True)
+    inputs = [v.to(args.device) if isinstance(v, torch.Tensor) else v for v in payload["inputs"]]
+    result: dict = {}
+    try:
+        with torch.no_grad():
+            if not args.skip_framework:
+                ref = load_module(args.task).Model(*payload["init"]).to(args.device)
+                result["framework"] = measure(lambda: ref(*inputs), args.device, args.warmup, args.repeats)
+            new = load_module(args.impl).ModelNew(*payload["init"]).to(args.device)
+            result["implementation"] = measure(lambda: new(*inputs), args.device, args.warmup, args.repeats)
+    except BaseException as e:
+        result = {"error_type": type(e).__name__, "error_msg": str(e)[-2000:]}
+    with open(args.out, "w") as f:
+        json.dump(result, f)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,95 @@
+"""Seed 002's benchmark: every L1 gate exit path, the perf_result.json shape, the
+speedup bookkeeping and seed 001's score anchors."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+from tritonlint.runtime_check.score import overall_speedup, score, weighted
+
+GELU = ROOT / "cases" / "t1" / "gelu"
+
+
+def bench(folder, *extra):
+    return subprocess.run([sys.executable, "-m", "tritonlint.runtime_check.benchmark", "--op_name", "gelu",
+                           "--verify_dir", str(folder), "--backend", "cpu", "--warmup", "1", "--repeats", "3", *extra],
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture
+def folder(tmp_path):
+    for src in (GELU / "gelu_torch.py", GELU / "gelu_triton_ascend_impl.py"):
+        shutil.copy(src, tmp_path / src.name)
+    return tmp_path
+
+
+def failures(n):
+    return [{"case_idx": i, "error_type": "MismatchError", "error_msg": f"output 0: case {i} off"} for i in range(1, n + 1)]
+
+
+@pytest.mark.parametrize("content,expect", [
+    (None, "does not exist"),
+    ("{not json", "cannot be read"),
+    (json.dumps({"total_cases": 0, "passed_cases": 0, "failures": []}), "ran no case (0/0)"),
+    (json.dumps({"total_cases": 7, "passed_cases": 0, "failures": failures(7)}), "0/7 cases passed"),
+])
+def test_l1_gate_refuses_with_exit_2(folder, content, expect):
+    if content is not None:
+        (folder / "verify_result.json").write_text(content)
+    run = bench(folder)
+    assert run.returncode == 2 and expect in run.stderr
+    assert str(folder / "verify_result.json") in run.stderr
+    assert not (folder / "perf_result.json").exists()
+    if "0/7" in expect:  # the first five failures, not more
+        assert run.stderr.count("MismatchError") == 5
+
+
+def test_gate_uses_the_impl_specific_verify_file(folder):
+    (folder / "verify_result_optimized.json").write_text(json.dumps({"total_cases": 1, "passed_cases": 1}))
+    run = bench(folder, "--triton_impl_name", "triton_optimized")
+    assert run.returncode == 1  # the gate let it through; then the script fails: no such implementation
+    assert "L1 gate" not in run.stderr and "gelu_triton_optimized.py not found" in run.stderr
+
+
+@pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="triton is not installed")
+def test_benchmark_writes_seed_002_fields(folder):
+    (folder / "verify_result.json").write_text(json.dumps({"total_cases": 1, "passed_cases": 1, "failures": []}))
+    run = bench(folder)
+    assert run.returncode == 0, run.stderr
+    r = json.loads((folder / "perf_result.json").read_text())
+    for key in ("op_name", "warmup", "repeats", "total_cases", "passed_cases", "failed_cases", "nan_indices", "inf_indices",
+                "zero_indices", "negative_indices", "none_indices", "framework", "implementation", "speedup_vs_torch",
+                "per_shape_results"):
+        assert key in r, key
+    row = r["per_shape_results"][0]
+    assert row["status"] == "pass" and row["implementation"]["avg_latency_ms"] > 0
+    assert "not a performance measurement" in r["timing"]
+    bypass = bench(folder, "--verify_not_required", "--skip_framework", "--framework_latency_ms", "2.0")
+    assert bypass.returncode == 0
+    r = json.loads((folder / "perf_result.json").read_text())
+    assert r["framework"]["avg_latency_ms"] == 2.0
+
+
+def test_score_anchor_points():
+    assert score(1.0, True) == 60.0
+    assert score(5.0, True) == 100.0 and score(50.0, True) == 100.0
+    assert score(3.0, True) == 80.0
+    assert score(0.5, True) == 30.0
+    assert score(2.0, False) == 0.0 and score(0.0, True) == 0.0 and score(float("nan"), True) == 0.0
+    assert weighted(100.0, "t3") == 200.0 and weighted(60.0, "t2") == 90.0 and weighted(60.0, "t1") == 60.0
+
+
+def test_speedup_bookkeeping_follows_seed_002():
+    gm, buckets = overall_speedup([2.0, 8.0, None, float("nan"), 0.0, -1.0, float("inf")])
+    assert gm == pytest.approx(4.0)
+    assert buckets == {"none": [3], "nan": [4], "zero": [5], "negative": [6], "inf": [7]}
+    assert overall_speedup([None, float("nan")])[0] is None
+    assert math.isclose(overall_speedup([1.5])[0], 1.5)
