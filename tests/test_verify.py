@@ -98,3 +98,32 @@ def test_seed_002_command_line(tmp_path):
     assert failed["failures"][0]["input_desc"] == [{"type": "tensor", "shape": [4, 8, 100], "dtype": "torch.float32"}]
     missing = subprocess.run(cmd + ["--triton_impl_name", "triton_nope"], capture_output=True, text=True)
     assert missing.returncode == 2 and "not found" in missing.stderr
+
+
+def test_cli_run_fills_the_unified_json(cli):
+    clean = GELU / "gelu_triton_ascend_impl.py"
+    degraded = GELU / "degraded" / "gelu_type3.py"
+    run = cli(str(clean), str(degraded), "--run", "--backend", "cpu", "--seeds", "1", "--json", timeout=600)
+    assert run.rc == 1  # the degraded file's lint findings
+    files = {f["path"]: f for f in run.json["files"]}
+    rt = files[str(clean)]["runtime"]
+    assert rt["reference"].endswith("gelu_torch.py")
+    assert (rt["verify"]["total_cases"], rt["verify"]["passed_cases"]) == (1, 1)
+    assert rt["benchmark"] is None and "no timing claims" in rt["benchmark_skipped"]
+    assert files[str(degraded)]["runtime"] == {"skipped": "lint errors: the gate runs only files that lint clean"}
+    alone = cli(str(clean), "--run", "--backend", "cpu", "--seeds", "1", timeout=600)
+    assert alone.rc == 0
+
+
+def test_cli_run_reports_a_failing_gate_and_missing_devices(cli, tmp_path):
+    sub = tmp_path / "gelu_triton_ascend_impl.py"
+    sub.write_text((GELU / "gelu_triton_ascend_impl.py").read_text().replace("0.5 * x", "0.25 * x"))
+    shutil.copy(GELU / "gelu_torch.py", tmp_path / "gelu_torch.py")
+    run = cli(str(sub), "--run", "--backend", "cpu", "--seeds", "1", "--json", timeout=600)
+    assert run.rc == 1
+    rt = run.json["files"][0]["runtime"]
+    assert rt["reference"] == str(tmp_path / "gelu_torch.py")  # seed 002's naming, beside the file
+    assert rt["verify"]["failures"][0]["error_type"] == "MismatchError"
+    assert "verification failed" in rt["benchmark_skipped"]
+    npu = cli(str(sub), "--run-npu")
+    assert npu.rc == 2 and npu.stderr.strip() == "tritonlint: error: --run-npu: torch_npu is not installed"

@@ -30,6 +30,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--entry-class", default=None, help="class whose forward is the entry point (default ModelNew)")
     p.add_argument("-j", "--jobs", type=int, default=0, metavar="N", help="worker processes (0 = one per CPU)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the report here instead of stdout")
+    run = p.add_argument_group("runtime gate (lint-clean files only; needs the [runtime] extra)")
+    run.add_argument("--run", action="store_true", help="verify against the reference task, then benchmark")
+    run.add_argument("--run-npu", action="store_true", help="same as --run --backend npu")
+    run.add_argument("--backend", default="auto", choices=("auto", "npu", "cuda", "cpu"))
+    run.add_argument("--reference", metavar="TASK.py", help="the reference task (default: {op}_torch.py beside the file, or cases/)")
+    run.add_argument("--timeout", type=float, default=900, help="seconds per child process (seed 002's default 900)")
+    run.add_argument("--tolerance", default="mere_mare", choices=("mere_mare", "allclose", "seed001_strict"))
+    run.add_argument("--seeds", type=int, default=3, help="input seeds per case")
     return p
 
 
@@ -86,6 +94,10 @@ def _main(argv: list[str]) -> int:
         print(f"tritonlint: error: {e}", file=sys.stderr)
         return EXIT_USAGE
     results = lint_many(files, config, args.jobs, fix_mode)
+    if args.run or args.run_npu:
+        failed_gate = _run_gate(results, args)
+        if failed_gate is None:
+            return EXIT_USAGE
     report = build_report(results, (time.perf_counter() - t0) * 1e3)
     out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     try:
@@ -110,9 +122,34 @@ def _main(argv: list[str]) -> int:
             out.close()
     if any(r.status == FAILED for r in results):
         return EXIT_USAGE
+    if any(r.runtime and r.runtime.get("verify") and r.runtime["verify"]["passed_cases"] < r.runtime["verify"]["total_cases"] for r in results):
+        return EXIT_FINDINGS
     if args.diff and any(r.diff for r in results):
         return EXIT_FINDINGS
     return EXIT_FINDINGS if any(r.diagnostics for r in results) else EXIT_OK
+
+
+def _run_gate(results, args) -> bool | None:
+    """Fill files[].runtime; None (after one clear line) when no usable backend."""
+    try:
+        from tritonlint.runtime_check.backends import BackendUnavailable, get_backend
+        from tritonlint.runtime_check.gate import run_gate
+    except ImportError as e:
+        print(f"tritonlint: error: --run needs the runtime extra (pip install 'tritonlint[runtime]'): {e.name} is missing", file=sys.stderr)
+        return None
+    try:
+        backend = get_backend("npu" if args.run_npu else args.backend)
+    except BackendUnavailable as e:
+        print(f"tritonlint: error: {e}", file=sys.stderr)
+        return None
+    from tritonlint.engine import SKIPPED
+
+    for r in results:
+        if r.status == "error":
+            continue
+        r.runtime = run_gate(r.path, r.valid, r.status == SKIPPED, backend, reference=args.reference,
+                             timeout=args.timeout, policy=args.tolerance, seeds=args.seeds)
+    return True
 
 
 def _cmd_rules(argv: list[str]) -> int:
