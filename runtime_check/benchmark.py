@@ -14,7 +14,6 @@ performance measurement: the JSON says so.
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -25,8 +24,8 @@ import torch
 
 from tritonlint.runtime_check.backends import Backend, BackendUnavailable, get_backend
 from tritonlint.runtime_check.score import overall_speedup
-from tritonlint.runtime_check.tasks import IMPL, load_module
-from tritonlint.runtime_check.verify import describe, verify_file_name
+from tritonlint.runtime_check.tasks import load_module
+from tritonlint.runtime_check.verify import describe, seed002_parser, task_files, verify_file_name
 
 GATE_REFUSED = 2
 
@@ -105,19 +104,12 @@ def benchmark(task_path: Path, impl_path: Path, backend: Backend, *, warmup: int
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tritonlint.runtime_check.benchmark", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--op_name", required=True)
-    ap.add_argument("--verify_dir", default=".")
-    ap.add_argument("--triton_impl_name", default=IMPL)
+    ap = seed002_parser("benchmark", __doc__)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--repeats", type=int, default=50)
-    ap.add_argument("--output")
     ap.add_argument("--skip_framework", action="store_true")
     ap.add_argument("--framework_latency_ms", type=float)
     ap.add_argument("--verify_not_required", action="store_true")
-    ap.add_argument("--backend", default="auto", choices=("auto", "npu", "cuda", "cpu"))
-    ap.add_argument("--timeout", type=float, default=900)
     args = ap.parse_args(argv)
     folder = Path(args.verify_dir)
     if not args.verify_not_required:
@@ -130,12 +122,10 @@ def main(argv: list[str] | None = None) -> int:
     except BackendUnavailable as e:
         print(f"benchmark: error: {e}", file=sys.stderr)
         return GATE_REFUSED
-    task = folder / f"{args.op_name}_torch.py"
-    impl = folder / f"{args.op_name}_{args.triton_impl_name}.py"
-    for p in (task, impl):
-        if not p.exists():
-            print(f"benchmark: failed: {p} not found", file=sys.stderr)
-            return 1
+    files = task_files(args, "benchmark")
+    if files is None:
+        return 1  # seed 002: the script itself failed
+    task, impl = files
     result = benchmark(task, impl, backend, warmup=args.warmup, repeats=args.repeats, skip_framework=args.skip_framework,
                        framework_latency_ms=args.framework_latency_ms, timeout=args.timeout, op_name=args.op_name)
     out = Path(args.output) if args.output else folder / "perf_result.json"

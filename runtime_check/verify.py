@@ -158,8 +158,9 @@ def verify_file_name(impl_name: str) -> str:
     return f"verify_result_{suffix}.json"
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tritonlint.runtime_check.verify", description=__doc__,
+def seed002_parser(prog: str, doc: str) -> argparse.ArgumentParser:
+    """The arguments verify and benchmark share with seed 002's scripts."""
+    ap = argparse.ArgumentParser(prog=f"python -m tritonlint.runtime_check.{prog}", description=doc,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--op_name", required=True)
     ap.add_argument("--verify_dir", default=".")
@@ -167,16 +168,30 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--output")
     ap.add_argument("--backend", default="auto", choices=("auto", "npu", "cuda", "cpu"))
+    return ap
+
+
+def task_files(args, prog: str) -> tuple[Path, Path] | None:
+    """`{op}_torch.py` and `{op}_{impl}.py` in --verify_dir, or None after saying which is missing."""
+    folder = Path(args.verify_dir)
+    task, impl = folder / f"{args.op_name}_torch.py", folder / f"{args.op_name}_{args.triton_impl_name}.py"
+    for p in (task, impl):
+        if not p.exists():
+            print(f"{prog}: error: {p} not found", file=sys.stderr)
+            return None
+    return task, impl
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = seed002_parser("verify", __doc__)
     ap.add_argument("--tolerance", default="mere_mare", choices=POLICIES)
     ap.add_argument("--seeds", type=int, default=3)
     args = ap.parse_args(argv)
     folder = Path(args.verify_dir)
-    task = folder / f"{args.op_name}_torch.py"
-    impl = folder / f"{args.op_name}_{args.triton_impl_name}.py"
-    for p in (task, impl):
-        if not p.exists():
-            print(f"verify: error: {p} not found", file=sys.stderr)
-            return 2
+    files = task_files(args, "verify")
+    if files is None:
+        return 2
+    task, impl = files
     try:
         backend = get_backend(args.backend)
     except BackendUnavailable as e:

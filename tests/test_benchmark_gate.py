@@ -56,7 +56,7 @@ def test_gate_uses_the_impl_specific_verify_file(folder):
     (folder / "verify_result_optimized.json").write_text(json.dumps({"total_cases": 1, "passed_cases": 1}))
     run = bench(folder, "--triton_impl_name", "triton_optimized")
     assert run.returncode == 1  # the gate let it through; then the script fails: no such implementation
-    assert "L1 gate" not in run.stderr and "gelu_triton_optimized.py not found" in run.stderr
+    assert "L1 gate" not in run.stderr and "gelu_triton_optimized.py not found" in run.stderr and run.stderr.startswith("benchmark: error")
 
 
 @pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="triton is not installed")
