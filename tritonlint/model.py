@@ -331,6 +331,15 @@ class _Builder:
         else:
             self.push(target, fn, scope)
 
+    def bind_loop_target(self, target, value, fn, scope) -> None:
+        """Names bound by `for`/`with`/comprehension targets (element types unknown)."""
+        for n in iter_subtree(target):
+            if isinstance(n, cst.Name):
+                scope.bind(Binding("loop", n.value, scope, n, value, index=-1))
+            elif isinstance(n, (cst.Attribute, cst.Subscript)):
+                self.push(n, fn, scope)
+                break
+
     def self_class(self, expr, fn: Function, scope: Scope) -> "ClassInfo | None":
         """The class when `expr` is the first parameter of one of its methods."""
         if not isinstance(expr, cst.Name) or fn.cls is None or not fn.params:
@@ -486,16 +495,6 @@ def _h_for(b: _Builder, node: cst.For, fn, scope) -> bool:
     return False
 
 
-def _bind_loop_target(self: _Builder, target, value, fn, scope) -> None:
-    for n in iter_subtree(target):
-        if isinstance(n, cst.Name):
-            scope.bind(Binding("loop", n.value, scope, n, value, index=-1))
-        elif isinstance(n, (cst.Attribute, cst.Subscript)):
-            self.push(n, fn, scope)
-            break
-
-
-_Builder.bind_loop_target = _bind_loop_target
 
 
 def _h_with_item(b: _Builder, node: cst.WithItem, fn, scope) -> bool:
@@ -947,26 +946,18 @@ class ModuleModel:
         return [f for f in self.reachable() if not f.is_kernel]
 
     def launch_sites(self, functions: Iterable[Function] | None = None) -> list[LaunchSite]:
+        """Kernel launches in `functions` (default: on the path from the entry, memoised)."""
+        if functions is None:
+            if "launch_sites" not in self.memo:
+                self.memo["launch_sites"] = self.launch_sites(self.host_reachable())
+            return self.memo["launch_sites"]
         out = []
-        for f in self.host_reachable() if functions is None else functions:
+        for f in functions:
             for node, scope in f.facts[cst.Subscript]:
                 for t in self.resolve(node, scope):
                     if isinstance(t, Launcher):
                         out.append(LaunchSite(t.kernel, node, f))
         return out
-
-    def jit_callees(self, kernel: Function) -> list[Function]:
-        """Kernels and @triton.jit helpers reachable from a kernel by calls."""
-        seen, order, todo = {id(kernel)}, [kernel], [kernel]
-        while todo:
-            k = todo.pop()
-            for call, scope in k.facts[cst.Call]:
-                for t in self.resolve(call.func, scope):
-                    if isinstance(t, Function) and t.is_kernel and id(t) not in seen:
-                        seen.add(id(t))
-                        order.append(t)
-                        todo.append(t)
-        return order
 
     # -- tensor-ness
     def _prepare_tensors(self) -> None:
@@ -1025,7 +1016,7 @@ class ModuleModel:
         f._tensor_names = names
         bindings = [
             b
-            for s in _scopes_of(f, self)
+            for s in _scopes_of(f)
             for bs in s.bindings.values()
             for b in bs
             if b.kind in ("assign", "walrus") and b.value is not None
@@ -1133,13 +1124,12 @@ class ModuleModel:
         return False
 
 
-def _scopes_of(f: Function, model: ModuleModel) -> list[Scope]:
-    """The function's own scope plus the lambda/comprehension scopes inside it."""
+def _scopes_of(f: Function) -> list[Scope]:
+    """The function's own scope plus the comprehension scopes inside it."""
     out = [f.scope]
-    for node_type in (cst.Name,):
-        for _, s in f.facts[node_type]:
-            if s is not f.scope and s.kind == "comprehension" and s not in out:
-                out.append(s)
+    for _, s in f.facts[cst.Name]:
+        if s.kind == "comprehension" and s not in out:
+            out.append(s)
     return out
 
 

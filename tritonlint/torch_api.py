@@ -110,7 +110,6 @@ COMPUTING_BUILTINS = frozenset(
     "builtins." + n for n in "abs sum min max pow round divmod".split()
 )
 
-TRITON_JIT = "triton.jit"
 # Decorators/wrappers that keep a function a Triton kernel.
 KERNEL_WRAPPERS = frozenset(
     ("triton.jit", "triton.autotune", "triton.heuristics", "triton.runtime.jit.jit")
@@ -118,7 +117,6 @@ KERNEL_WRAPPERS = frozenset(
 # Calls that return (a wrapper of) their first argument.
 PASS_THROUGH_CALLS = frozenset(("functools.partial", "functools.wraps"))
 
-TRITON_LANGUAGE = ("triton.language.", "tl.")
 # triton.language calls that only move data or compute indices.
 TL_DATA_MOVEMENT = frozenset(
     "triton.language." + n
