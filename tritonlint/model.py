@@ -320,7 +320,7 @@ class _Builder:
         elif isinstance(target, cst.Attribute):
             self.push(target.value, fn, scope)
             fn.facts[cst.Attribute].append((target, scope))
-            owner = self.self_class(target.value, fn, scope)
+            owner = self.m.self_class(target.value, scope)  # the same answer reads get
             if owner is not None and index is None:
                 owner.instance_attrs[target.attr.value].append((value, scope, fn))
         elif isinstance(target, cst.Subscript):
@@ -339,17 +339,6 @@ class _Builder:
             elif isinstance(n, (cst.Attribute, cst.Subscript)):
                 self.push(n, fn, scope)
                 break
-
-    def self_class(self, expr, fn: Function, scope: Scope) -> "ClassInfo | None":
-        """The class when `expr` is the first parameter of one of its methods."""
-        if not isinstance(expr, cst.Name) or fn.cls is None or not fn.params:
-            return None
-        if fn.params[0].name.value != expr.value:
-            return None
-        bs = self.m.lookup(expr.value, scope)
-        if bs and bs[0].kind == "param" and bs[0].scope is fn.scope:
-            return fn.cls
-        return None
 
     def new_function(self, node, name, fn, scope, cls=None) -> Function:
         own = Scope("lambda" if isinstance(node, cst.Lambda) else "function", scope, None)
