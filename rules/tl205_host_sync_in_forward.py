@@ -6,7 +6,7 @@ import libcst as cst
 
 from tritonlint.model import ModuleModel, Scope
 from tritonlint.examples import submission
-from tritonlint.rule import SAFE, WARNING, Context, Diagnostic, Fix, Rule
+from tritonlint.rule import WARNING, Context, Diagnostic, Rule, remove_statement
 
 _SYNC_METHODS = frozenset({"item", "cpu", "tolist", "numpy"})
 
@@ -95,8 +95,7 @@ class HostSyncInForward(Rule):
             for call, scope in f.facts[cst.Call]:
                 func = call.func
                 if _is_synchronize(m, call, scope):
-                    stmt = m.statement_of.get(call)
-                    fix = Fix(SAFE, "remove the synchronize() statement", [(stmt, None)]) if stmt is not None else None
+                    fix = remove_statement(m, call, "remove the synchronize() statement")
                     yield self.report(call, f"`{m.module.code_for_node(func).strip()}()` stalls the host until the device is idle", fix=fix)
                 elif isinstance(func, cst.Attribute) and func.attr.value in _SYNC_METHODS and m.is_tensor(func.value, scope):
                     yield self.report(call, f"`.{func.attr.value}()` copies a device tensor to the host and waits for it")

@@ -5,7 +5,7 @@ from typing import Iterator
 import libcst as cst
 
 from tritonlint.examples import LAUNCH, submission
-from tritonlint.rule import SAFE, WARNING, Context, Diagnostic, Fix, Rule
+from tritonlint.rule import WARNING, Context, Diagnostic, Rule, remove_statement
 
 
 class PrintInForward(Rule):
@@ -68,5 +68,4 @@ class PrintInForward(Rule):
         for f in m.host_reachable():
             for call, scope in f.facts[cst.Call]:
                 if "builtins.print" in m.externals(call.func, scope):
-                    stmt = m.statement_of.get(call)
-                    yield self.report(call, fix=Fix(SAFE, "remove the print", [(stmt, None)]) if stmt is not None else None)
+                    yield self.report(call, fix=remove_statement(m, call, "remove the print"))

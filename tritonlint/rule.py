@@ -37,6 +37,12 @@ class Fix:
     changes: list[tuple[cst.CSTNode, cst.CSTNode | None]]
 
 
+def remove_statement(model: "ModuleModel", expr: cst.BaseExpression, description: str) -> Fix | None:
+    """A safe fix deleting the statement `expr` stands alone in; None when it is part of a larger one."""
+    stmt = model.statement_of.get(expr)
+    return Fix(SAFE, description, [(stmt, None)]) if stmt is not None else None
+
+
 @dataclasses.dataclass
 class Diagnostic:
     code: str
