@@ -22,10 +22,13 @@ class Backend:
     def device(self) -> str:
         return self.name
 
-    def child_env(self) -> dict[str, str]:
+    def child_env(self, cache_dir: str | None = None) -> dict[str, str]:
+        """The children's environment; `cache_dir` gives them a private Triton cache."""
         env = dict(os.environ)
         if self.name == "cpu":
             env["TRITON_INTERPRET"] = "1"
+        if cache_dir:
+            env["TRITON_CACHE_DIR"] = str(cache_dir)
         return env
 
     def synchronize(self) -> None:

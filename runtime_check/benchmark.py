@@ -51,7 +51,7 @@ def l1_gate(verify_json: Path) -> str | None:
 
 def benchmark(task_path: Path, impl_path: Path, backend: Backend, *, warmup: int = 5, repeats: int = 50,
               skip_framework: bool = False, framework_latency_ms: float | None = None, timeout: float = 900,
-              op_name: str | None = None) -> dict:
+              op_name: str | None = None, operators: bool = False, cache_dir: str | None = None) -> dict:
     task = load_module(task_path)
     small = backend.name == "cpu" and hasattr(task, "get_small_inputs")
     torch.manual_seed(0)
@@ -60,14 +60,14 @@ def benchmark(task_path: Path, impl_path: Path, backend: Backend, *, warmup: int
     with tempfile.TemporaryDirectory(prefix="tritonlint-bench-") as tmp:
         for idx, inputs in enumerate(shapes, start=1):
             payload, out = Path(tmp) / f"in{idx}.pt", Path(tmp) / f"out{idx}.json"
-            torch.save({"init": list(task.get_init_inputs()), "inputs": inputs}, payload)
+            torch.save({"init": list(task.get_init_inputs()), "inputs": inputs, "seed": 0}, payload)
             cmd = [sys.executable, "-m", "tritonlint.runtime_check.timing", "--task", str(task_path), "--impl", str(impl_path),
                    "--inputs", str(payload), "--device", backend.device, "--warmup", str(warmup), "--repeats", str(repeats),
-                   "--out", str(out)] + (["--skip_framework"] if skip_framework else [])
+                   "--out", str(out)] + (["--skip_framework"] if skip_framework else []) + (["--operators"] if operators else [])
             row = {"case_idx": idx, "input_desc": describe(inputs), "status": "fail", "framework": None,
                    "implementation": None, "speedup_vs_torch": None, "error_type": None, "error_msg": None}
             try:
-                subprocess.run(cmd, env=backend.child_env(), timeout=timeout, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                subprocess.run(cmd, env=backend.child_env(cache_dir), timeout=timeout, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 timing = json.loads(out.read_text()) if out.exists() else {"error_type": "Crash", "error_msg": "timing process left no result"}
             except subprocess.TimeoutExpired:
                 timing = {"error_type": "Timeout", "error_msg": f"no result within {timeout:g} s"}
@@ -88,14 +88,19 @@ def benchmark(task_path: Path, impl_path: Path, backend: Backend, *, warmup: int
         vals = [r[side][key] for r in per_shape if r[side] and r[side].get(key) is not None]
         return sum(vals) / len(vals) if vals else None
 
+    def operators_of(side: str) -> dict[str, float]:  # mean device ms per call over the shapes
+        rows = [r[side].get("operators", {}) for r in per_shape if r[side]]
+        names = {name for ops in rows for name in ops}
+        return {n: sum(ops.get(n, 0.0) for ops in rows) / len(rows) for n in sorted(names)} if rows else {}
+
     passed = sum(r["status"] == "pass" for r in per_shape)
     return {
         "op_name": op_name or impl_path.stem, "warmup": warmup, "repeats": repeats,
         "total_cases": len(per_shape), "passed_cases": passed, "failed_cases": len(per_shape) - passed,
         "nan_indices": buckets["nan"], "inf_indices": buckets["inf"], "zero_indices": buckets["zero"],
         "negative_indices": buckets["negative"], "none_indices": buckets["none"],
-        "framework": {"avg_latency_ms": mean_of("framework", "avg_latency_ms"), "peak_memory_mb": mean_of("framework", "peak_memory_mb"), "operators": {}},
-        "implementation": {"avg_latency_ms": mean_of("implementation", "avg_latency_ms"), "peak_memory_mb": mean_of("implementation", "peak_memory_mb"), "operators": {}},
+        "framework": {"avg_latency_ms": mean_of("framework", "avg_latency_ms"), "peak_memory_mb": mean_of("framework", "peak_memory_mb"), "operators": operators_of("framework")},
+        "implementation": {"avg_latency_ms": mean_of("implementation", "avg_latency_ms"), "peak_memory_mb": mean_of("implementation", "peak_memory_mb"), "operators": operators_of("implementation")},
         "speedup_vs_torch": gm,
         "per_shape_results": per_shape,
         "timing": "device events, L2-sized flush before every repeat, median" if backend.times
@@ -110,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip_framework", action="store_true")
     ap.add_argument("--framework_latency_ms", type=float)
     ap.add_argument("--verify_not_required", action="store_true")
+    ap.add_argument("--operators", action="store_true", help="per-operator device time from the torch profiler")
     args = ap.parse_args(argv)
     folder = Path(args.verify_dir)
     if not args.verify_not_required:
@@ -127,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1  # seed 002: the script itself failed
     task, impl = files
     result = benchmark(task, impl, backend, warmup=args.warmup, repeats=args.repeats, skip_framework=args.skip_framework,
-                       framework_latency_ms=args.framework_latency_ms, timeout=args.timeout, op_name=args.op_name)
+                       framework_latency_ms=args.framework_latency_ms, timeout=args.timeout, op_name=args.op_name,
+                       operators=args.operators)
     out = Path(args.output) if args.output else folder / "perf_result.json"
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(f"benchmark {args.op_name}: speedup {result['speedup_vs_torch']} -> {out}")

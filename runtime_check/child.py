@@ -1,16 +1,26 @@
-"""One model run in its own process: `python -m tritonlint.runtime_check.child ...`.
+"""Model runs in their own process: `python -m tritonlint.runtime_check.child ...`.
 
-Loads the module, builds the model from the init inputs, calls it on the inputs
-(both read from a file the parent wrote), and writes back the outputs and the
-inputs as they are after the call, all moved to the CPU. Anything that is not a
-tensor, a number or a container of those is replaced by a type tag, so the
-parent can load the file with `torch.load(weights_only=True)`."""
+One child runs one side (the reference `Model` or the candidate `ModelNew`) over
+several cases, so torch is imported once per side instead of once per case. For
+case N it reads `INPUTS/caseN.pt` (init inputs, inputs and the seed the parent
+wrote), writes `OUT/N.start` before touching the model, and `OUT/N.pt` afterwards: the
+outputs and the inputs as they are after the call, all on the CPU, plus the
+model's parameters and buffers when `--state` is given. The parent watches those
+files, so a case that hangs or kills the process is charged to that case alone and
+the parent restarts a child for the cases after it.
+
+Every case is in its own try/except. Anything that is not a tensor, a number or a
+container of those is replaced by a type tag, so the parent can load the file with
+`torch.load(weights_only=True)`. Result files are written to a temporary name and
+renamed, so the parent never reads half a file."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
+from pathlib import Path
 
 
 def _portable(value):
@@ -25,35 +35,58 @@ def _portable(value):
     return {"__type__": type(value).__name__}
 
 
+def run_case(module, cls: str, payload: dict, device: str, state: bool) -> dict:
+    import torch
+
+    try:
+        inputs = [v.to(device) if isinstance(v, torch.Tensor) else v for v in payload["inputs"]]
+        torch.manual_seed(payload.get("seed", 0))  # both sides draw the same initial weights
+        model = getattr(module, cls)(*payload["init"])
+        if isinstance(model, torch.nn.Module):
+            model = model.to(device)
+        with torch.no_grad():
+            out = model(*inputs)
+        if device != "cpu":
+            getattr(torch, device).synchronize()
+        result = {"ok": True, "outputs": _portable(out), "inputs_after": _portable(inputs)}
+        if state:
+            sd = model.state_dict() if isinstance(model, torch.nn.Module) else {}
+            result["state"] = {k: _portable(v) for k, v in sd.items() if isinstance(v, torch.Tensor)}
+        return result
+    except BaseException as e:  # the parent records it as this case's failure
+        tb = traceback.format_exc(limit=-3)
+        return {"ok": False, "error_type": type(e).__name__, "error_msg": f"{e}\n{tb}"[-4000:]}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--module", required=True)
     ap.add_argument("--cls", required=True)
-    ap.add_argument("--inputs", required=True)
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--inputs", required=True, help="folder with caseN.pt")
+    ap.add_argument("--out", required=True, help="folder for N.start and N.pt")
+    ap.add_argument("--cases", required=True, help="comma-separated case numbers, run in this order")
     ap.add_argument("--device", required=True)
+    ap.add_argument("--state", action="store_true", help="also return the model's parameters and buffers")
     args = ap.parse_args(argv)
     import torch
 
     from tritonlint.runtime_check.tasks import load_module
 
-    payload = torch.load(args.inputs, weights_only=True)
-    try:
-        module = load_module(args.module)
-        inputs = [v.to(args.device) if isinstance(v, torch.Tensor) else v for v in payload["inputs"]]
-        model = getattr(module, args.cls)(*payload["init"])
-        if isinstance(model, torch.nn.Module):
-            model = model.to(args.device)
-        with torch.no_grad():
-            out = model(*inputs)
-        if args.device != "cpu":
-            getattr(torch, args.device).synchronize()
-        result = {"ok": True, "outputs": _portable(out), "inputs_after": _portable(inputs)}
-    except BaseException as e:  # the parent records it as this case's failure
-        tb = traceback.format_exc(limit=-3)
-        result = {"ok": False, "error_type": type(e).__name__, "error_msg": f"{e}\n{tb}"[-4000:]}
-    torch.save(result, args.out)
-    return 0 if result["ok"] else 3
+    inputs, out = Path(args.inputs), Path(args.out)
+    module, load_error = None, None
+    for idx in [int(c) for c in args.cases.split(",")]:
+        (out / f"{idx}.start").touch()
+        payload = torch.load(inputs / f"case{idx}.pt", weights_only=True)
+        if module is None and load_error is None:
+            try:
+                module = load_module(args.module)
+            except BaseException as e:  # an import error fails every case, each with its message
+                load_error = {"ok": False, "error_type": type(e).__name__,
+                              "error_msg": f"{e}\n{traceback.format_exc(limit=-3)}"[-4000:]}
+        result = load_error or run_case(module, args.cls, payload, args.device, args.state)
+        torch.save(result, out / f"{idx}.pt.tmp")
+        os.replace(out / f"{idx}.pt.tmp", out / f"{idx}.pt")
+    return 0
 
 
 if __name__ == "__main__":

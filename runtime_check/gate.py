@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import tempfile
 from pathlib import Path
 
 from tritonlint.runtime_check.backends import Backend
@@ -34,27 +36,43 @@ def _tier_of(ref: Path) -> str | None:
     return tier if tier.startswith("t") and tier[1:].isdigit() else None
 
 
-def run_gate(path: str, lint_valid: bool, lint_skipped: bool, backend: Backend, *, reference: str | None,
-             timeout: float, policy: str, seeds: int) -> dict:
+@dataclasses.dataclass(frozen=True)
+class GateOptions:
+    reference: str | None = None
+    timeout: float = 900
+    policy: str = "mere_mare"
+    seeds: int = 3
+    probe_state: bool = False
+    fresh_cache: bool = False
+    operators: bool = False
+    warmup: int = 5
+    repeats: int = 50
+
+
+def run_gate(path: str, lint_valid: bool, lint_skipped: bool, backend: Backend, opts: GateOptions) -> dict:
     if lint_skipped:
         return {"skipped": "not a Triton submission"}
     if not lint_valid:
         return {"skipped": "lint errors: the gate runs only files that lint clean"}
     impl = Path(path)
-    ref, tier = find_reference(impl, reference)
+    ref, tier = find_reference(impl, opts.reference)
     if ref is None or not ref.exists():
         return {"skipped": "no reference task found (pass --reference TASK.py, or name files {op}_torch.py / {op}_{impl}.py)"}
-    v = verify(ref, impl, backend, seeds=seeds, timeout=timeout, policy=policy, op_name=impl.stem)
-    correct = v["total_cases"] > 0 and v["passed_cases"] == v["total_cases"]
-    out: dict = {"reference": str(ref), "verify": v, "benchmark": None, "score": None}
-    if not correct:
-        out["benchmark_skipped"] = "verification failed: nothing is timed (seed 002's L1 gate)"
-    elif not backend.times:
-        out["benchmark_skipped"] = "cpu backend (Triton's interpreter): correctness only, no timing claims"
-    else:
-        perf = benchmark(ref, impl, backend, timeout=timeout, op_name=impl.stem)
-        out["benchmark"] = perf
-        raw = score(perf["speedup_vs_torch"], correct)
-        out["score"] = {"speedup": perf["speedup_vs_torch"], "raw": raw, "tier": tier,
-                        "weighted": weighted(raw, tier) if tier else None}
+    with tempfile.TemporaryDirectory(prefix="tritonlint-cache-") as fresh:
+        cache = fresh if opts.fresh_cache else None
+        v = verify(ref, impl, backend, seeds=opts.seeds, timeout=opts.timeout, policy=opts.policy, op_name=impl.stem,
+                   probe_state=opts.probe_state, cache_dir=cache)
+        correct = v["total_cases"] > 0 and v["passed_cases"] == v["total_cases"]
+        out: dict = {"reference": str(ref), "verify": v, "benchmark": None, "score": None}
+        if not correct:
+            out["benchmark_skipped"] = "verification failed: nothing is timed (seed 002's L1 gate)"
+        elif not backend.times:
+            out["benchmark_skipped"] = "cpu backend (Triton's interpreter): correctness only, no timing claims"
+        else:
+            perf = benchmark(ref, impl, backend, timeout=opts.timeout, op_name=impl.stem, operators=opts.operators,
+                             cache_dir=cache, warmup=opts.warmup, repeats=opts.repeats)
+            out["benchmark"] = perf
+            raw = score(perf["speedup_vs_torch"], correct)
+            out["score"] = {"speedup": perf["speedup_vs_torch"], "raw": raw, "tier": tier,
+                            "weighted": weighted(raw, tier) if tier else None}
     return out

@@ -62,6 +62,33 @@ def measure(fn, device: str, warmup: int, repeats: int) -> dict:
             "mean_ms": statistics.fmean(times), "peak_memory_mb": round(peak, 2), "repeats": repeats}
 
 
+def operators(fn, device: str, calls: int = 5, top: int = 20) -> dict[str, float]:
+    """Seed 002's `operators`: {operator: device ms per call}, from the torch profiler,
+    the `top` most expensive. On the CPU backend, host time (the interpreter's)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU]
+    if device == "cuda":
+        activities.append(ProfilerActivity.CUDA)
+    elif device != "cpu" and hasattr(ProfilerActivity, "PrivateUse1"):  # torch_npu registers as PrivateUse1
+        activities.append(ProfilerActivity.PrivateUse1)
+    with profile(activities=activities) as prof:
+        for _ in range(calls):
+            fn()
+        if device != "cpu":
+            getattr(torch, device).synchronize()
+    per_op = {}
+    for evt in prof.key_averages():
+        if device == "cpu":
+            us = evt.self_cpu_time_total
+        else:
+            us = getattr(evt, "self_device_time_total", None)
+            us = getattr(evt, "self_cuda_time_total", 0) if us is None else us
+        if us > 0:
+            per_op[evt.key] = round(us / 1e3 / calls, 6)
+    return dict(sorted(per_op.items(), key=lambda kv: -kv[1])[:top])
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--task", required=True)
@@ -71,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--repeats", type=int, default=50)
     ap.add_argument("--skip_framework", action="store_true")
+    ap.add_argument("--operators", action="store_true", help="add the torch profiler's per-operator breakdown")
     ap.add_argument("--out", required=True)
     args = ap.parse_args(argv)
     from tritonlint.runtime_check.tasks import load_module
@@ -80,11 +108,14 @@ def main(argv: list[str] | None = None) -> int:
     result: dict = {}
     try:
         with torch.no_grad():
-            if not args.skip_framework:
-                ref = load_module(args.task).Model(*payload["init"]).to(args.device)
-                result["framework"] = measure(lambda: ref(*inputs), args.device, args.warmup, args.repeats)
-            new = load_module(args.impl).ModelNew(*payload["init"]).to(args.device)
-            result["implementation"] = measure(lambda: new(*inputs), args.device, args.warmup, args.repeats)
+            sides = [] if args.skip_framework else [("framework", args.task, "Model")]
+            for side, path, cls in sides + [("implementation", args.impl, "ModelNew")]:
+                torch.manual_seed(payload.get("seed", 0))
+                model = getattr(load_module(path), cls)(*payload["init"])
+                model = model.to(args.device) if isinstance(model, torch.nn.Module) else model
+                result[side] = measure(lambda m=model: m(*inputs), args.device, args.warmup, args.repeats)
+                if args.operators:
+                    result[side]["operators"] = operators(lambda m=model: m(*inputs), args.device)
     except BaseException as e:
         result = {"error_type": type(e).__name__, "error_msg": str(e)[-2000:]}
     with open(args.out, "w") as f:

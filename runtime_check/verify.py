@@ -2,7 +2,8 @@
 
     python -m tritonlint.runtime_check.verify --op_name softmax --verify_dir DIR \\
         [--triton_impl_name triton_ascend_impl] [--timeout 900] [--output FILE] \\
-        [--backend auto|npu|cuda|cpu] [--tolerance mere_mare|allclose|seed001_strict] [--seeds 3]
+        [--backend auto|npu|cuda|cpu] [--tolerance mere_mare|allclose|seed001_strict|exact|three_term]
+        [--non_compute] [--seeds 3] [--probe_state] [--fresh_cache]
 
 The parent imports only the trusted reference task (for its inputs). The reference
 and the candidate each run in a child process on inputs the parent wrote; their
@@ -17,7 +18,7 @@ import argparse
 import json
 import os
 import platform
-import signal
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -27,10 +28,8 @@ import torch
 
 from tritonlint.runtime_check.backends import Backend, BackendUnavailable, get_backend
 from tritonlint.runtime_check.compare import POLICIES, compare_outputs, flatten_outputs
+from tritonlint.runtime_check.runner import run_side
 from tritonlint.runtime_check.tasks import IMPL, load_module
-
-LOG_TAIL = 2000
-
 
 def describe(values) -> list[dict]:
     out = []
@@ -59,76 +58,90 @@ def environment(backend: Backend) -> dict:
         env["cuda"] = torch.version.cuda
     elif backend.name == "npu":
         env["device"] = torch.npu.get_device_name()
+    else:
+        env["device"] = platform.processor() or platform.machine()
+    env["driver"] = driver_version(backend.name)
     return env
 
 
-def run_child(backend: Backend, module: Path, cls: str, payload: Path, out: Path, timeout: float, log: Path) -> dict:
-    """One isolated model run; whatever happens comes back as a result dict."""
-    cmd = [sys.executable, "-m", "tritonlint.runtime_check.child", "--module", str(module), "--cls", cls,
-           "--inputs", str(payload), "--out", str(out), "--device", backend.device]
-    with open(log, "wb") as sink:  # a submission may print gigabytes: it goes to a file
+def driver_version(backend: str) -> str | None:
+    """The accelerator driver's version, from the vendor's own tool or file; None when unknown."""
+    if backend == "cuda" and shutil.which("nvidia-smi"):
         try:
-            proc = subprocess.run(cmd, stdout=sink, stderr=subprocess.STDOUT, env=backend.child_env(), timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return {"ok": False, "error_type": "Timeout", "error_msg": f"no result within {timeout:g} s (process killed)"}
-    tail = _tail(log)
-    if proc.returncode < 0:
-        name = signal.Signals(-proc.returncode).name
-        return {"ok": False, "error_type": "Crash", "error_msg": f"process killed by {name}\n{tail}"}
-    if not out.exists():
-        return {"ok": False, "error_type": "Crash", "error_msg": f"process exited with code {proc.returncode} and no result\n{tail}"}
-    try:
-        result = torch.load(out, weights_only=True)
-    except Exception as e:  # a result file that is not plain tensors is not accepted
-        return {"ok": False, "error_type": "CorruptResult", "error_msg": f"{type(e).__name__}: {e}"[:LOG_TAIL]}
-    return result
-
-
-def _tail(log: Path) -> str:
-    size = log.stat().st_size
-    with open(log, "rb") as f:
-        f.seek(max(0, size - LOG_TAIL))
-        return f.read().decode(errors="replace")
+            out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                                 capture_output=True, text=True, timeout=20).stdout.split()
+            return out[0] if out else None
+        except (OSError, subprocess.SubprocessError):
+            return None
+    if backend == "npu":  # Ascend's driver package records its version here
+        info = Path(os.environ.get("ASCEND_DRIVER_PATH", "/usr/local/Ascend/driver")) / "version.info"
+        if info.exists():
+            for line in info.read_text(errors="replace").splitlines():
+                if line.startswith("Version="):
+                    return line.split("=", 1)[1].strip()
+    return None
 
 
 def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = 3, timeout: float = 900,
-           policy: str = "mere_mare", small: bool | None = None, op_name: str | None = None) -> dict:
+           policy: str = "mere_mare", small: bool | None = None, op_name: str | None = None,
+           probe_state: bool = False, cache_dir: str | None = None) -> dict:
     task = load_module(task_path)
     if small is None:
         small = backend.name == "cpu" and hasattr(task, "get_small_inputs")
     make_inputs = task.get_small_inputs if small else task.get_inputs
     inplace = sorted(getattr(task, "INPLACE_OUTPUTS", {}).values())
-    failures, total = [], 0
+    cases = list(range(1, seeds + 1))
     with tempfile.TemporaryDirectory(prefix="tritonlint-verify-") as tmp:
         work = Path(tmp)
-        for idx in range(1, seeds + 1):
-            total += 1
+        env = backend.child_env(cache_dir)
+        inputs, descs = {}, {}
+        (work / "inputs").mkdir()
+        for idx in cases:
             torch.manual_seed(idx - 1)
-            inputs = make_inputs()
-            desc = describe(inputs)
-            payload = work / f"case{idx}.pt"
-            torch.save({"init": list(task.get_init_inputs()), "inputs": inputs}, payload)
-            ref = run_child(backend, task_path, "Model", payload, work / f"ref{idx}.pt", timeout, work / f"ref{idx}.log")
-            if not ref.get("ok"):
-                failures.append({"case_idx": idx, "input_desc": desc, "error_type": "ReferenceError",
-                                 "error_msg": f"the reference failed: {ref['error_type']}: {ref['error_msg']}"})
-                continue
-            cand = run_child(backend, impl_path, "ModelNew", payload, work / f"new{idx}.pt", timeout, work / f"new{idx}.log")
-            if not cand.get("ok"):
-                failures.append({"case_idx": idx, "input_desc": desc, "error_type": cand["error_type"], "error_msg": cand["error_msg"]})
-                continue
-            failure = _check(inputs, ref, cand, inplace, policy)
-            if failure is not None:
-                failures.append({"case_idx": idx, "input_desc": desc, **failure})
+            inputs[idx] = make_inputs()
+            descs[idx] = describe(inputs[idx])
+            torch.save({"init": list(task.get_init_inputs()), "inputs": inputs[idx], "seed": idx - 1},
+                       work / "inputs" / f"case{idx}.pt")
+        refs = run_side(backend, task_path, "Model", work / "inputs", cases, timeout, state=probe_state, env=env)
+        cands = run_side(backend, impl_path, "ModelNew", work / "inputs", cases, timeout, state=probe_state, env=env)
+    failures = []
+    for idx in cases:
+        ref, cand = refs[idx], cands[idx]
+        if not ref.get("ok"):
+            failure = {"error_type": "ReferenceError", "error_msg": f"the reference failed: {ref['error_type']}: {ref['error_msg']}"}
+        elif not cand.get("ok"):
+            failure = {"error_type": cand["error_type"], "error_msg": cand["error_msg"]}
+        else:
+            failure = _check(inputs[idx], ref, cand, inplace, policy) or (_probe(ref, cand) if probe_state else None)
+        if failure is not None:
+            failures.append({"case_idx": idx, "input_desc": descs[idx], **failure})
+    env_json = environment(backend)
+    if cache_dir:
+        env_json["triton_cache_dir"] = str(cache_dir)
     return {
         "op_name": op_name or impl_path.stem,
-        "total_cases": total,
-        "passed_cases": total - len(failures),
+        "total_cases": len(cases),
+        "passed_cases": len(cases) - len(failures),
         "failed_cases": len(failures),
         "failures": failures,
         "policy": policy,
-        "environment": environment(backend),
+        "environment": env_json,
     }
+
+
+def _probe(ref: dict, cand: dict) -> dict | None:
+    """The hidden-state probe: every parameter and buffer of `Model`, after the call,
+    must exist in `ModelNew` under the same name with bit-identical values."""
+    theirs = cand.get("state", {})
+    for name, value in ref.get("state", {}).items():
+        if name not in theirs:
+            return {"error_type": "HiddenStateMismatch", "error_msg": f"Model's state '{name}' has no counterpart in ModelNew"}
+        mine = theirs[name]
+        if not (isinstance(mine, torch.Tensor) and mine.dtype == value.dtype and mine.shape == value.shape
+                and torch.equal(mine, value)):
+            return {"error_type": "HiddenStateMismatch",
+                    "error_msg": f"ModelNew's '{name}' is not bit-identical to Model's after the call"}
+    return None
 
 
 def _check(inputs, ref: dict, cand: dict, inplace: list[int], policy: str) -> dict | None:
@@ -185,7 +198,10 @@ def task_files(args, prog: str) -> tuple[Path, Path] | None:
 def main(argv: list[str] | None = None) -> int:
     ap = seed002_parser("verify", __doc__)
     ap.add_argument("--tolerance", default="mere_mare", choices=POLICIES)
+    ap.add_argument("--non_compute", action="store_true", help="data-movement op: outputs must be bit-identical (= --tolerance exact)")
     ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--probe_state", action="store_true", help="Model's parameters and buffers must be reproduced bit-exactly")
+    ap.add_argument("--fresh_cache", action="store_true", help="compile in a private, empty Triton cache")
     args = ap.parse_args(argv)
     folder = Path(args.verify_dir)
     files = task_files(args, "verify")
@@ -197,7 +213,10 @@ def main(argv: list[str] | None = None) -> int:
     except BackendUnavailable as e:
         print(f"verify: error: {e}", file=sys.stderr)
         return 2
-    result = verify(task, impl, backend, seeds=args.seeds, timeout=args.timeout, policy=args.tolerance, op_name=args.op_name)
+    with tempfile.TemporaryDirectory(prefix="tritonlint-cache-") as cache:
+        result = verify(task, impl, backend, seeds=args.seeds, timeout=args.timeout,
+                        policy="exact" if args.non_compute else args.tolerance, op_name=args.op_name,
+                        probe_state=args.probe_state, cache_dir=cache if args.fresh_cache else None)
     out = Path(args.output) if args.output else folder / verify_file_name(args.triton_impl_name)
     out.write_text(json.dumps(result, indent=2, default=str) + "\n")
     print(f"verify {args.op_name}: {result['passed_cases']}/{result['total_cases']} passed -> {out}")

@@ -72,10 +72,13 @@ def test_benchmark_writes_seed_002_fields(folder):
     row = r["per_shape_results"][0]
     assert row["status"] == "pass" and row["implementation"]["avg_latency_ms"] > 0
     assert "not a performance measurement" in r["timing"]
-    bypass = bench(folder, "--verify_not_required", "--skip_framework", "--framework_latency_ms", "2.0")
+    assert r["implementation"]["operators"] == {}  # the profiler runs only when asked
+    bypass = bench(folder, "--verify_not_required", "--skip_framework", "--framework_latency_ms", "2.0", "--operators")
     assert bypass.returncode == 0
     r = json.loads((folder / "perf_result.json").read_text())
     assert r["framework"]["avg_latency_ms"] == 2.0
+    ops = r["implementation"]["operators"]  # {operator: ms per call}; the interpreter runs the kernel on the host
+    assert ops and all(isinstance(ms, float) and ms > 0 for ms in ops.values())
 
 
 def test_score_anchor_points():

@@ -103,10 +103,12 @@ def test_seed_002_command_line(tmp_path):
 def test_cli_run_fills_the_unified_json(cli):
     clean = GELU / "gelu_triton_ascend_impl.py"
     degraded = GELU / "degraded" / "gelu_type3.py"
-    run = cli(str(clean), str(degraded), "--run", "--backend", "cpu", "--seeds", "1", "--json", timeout=600)
+    run = cli(str(clean), str(degraded), "--run", "--backend", "cpu", "--seeds", "1", "--json",
+              "--tolerance", "three_term", "--fresh-cache", timeout=600)
     assert run.rc == 1  # the degraded file's lint findings
     files = {f["path"]: f for f in run.json["files"]}
     rt = files[str(clean)]["runtime"]
+    assert rt["verify"]["policy"] == "three_term" and "tritonlint-cache-" in rt["verify"]["environment"]["triton_cache_dir"]
     assert rt["reference"].endswith("gelu_torch.py")
     assert (rt["verify"]["total_cases"], rt["verify"]["passed_cases"]) == (1, 1)
     assert rt["benchmark"] is None and "no timing claims" in rt["benchmark_skipped"]

@@ -8,6 +8,7 @@ import sys
 import time
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+TOLERANCES = ("mere_mare", "allclose", "seed001_strict", "exact", "three_term")  # = runtime_check.compare.POLICIES, without importing torch
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -35,9 +36,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--run-npu", action="store_true", help="same as --run --backend npu")
     run.add_argument("--backend", default="auto", choices=("auto", "npu", "cuda", "cpu"))
     run.add_argument("--reference", metavar="TASK.py", help="the reference task (default: {op}_torch.py beside the file, or cases/)")
-    run.add_argument("--timeout", type=float, default=900, help="seconds per child process (seed 002's default 900)")
-    run.add_argument("--tolerance", default="mere_mare", choices=("mere_mare", "allclose", "seed001_strict"))
+    run.add_argument("--timeout", type=float, default=900, help="seconds per case in a child process (seed 002's default 900)")
+    run.add_argument("--tolerance", default="mere_mare", choices=TOLERANCES)
+    run.add_argument("--non-compute", action="store_true", help="data-movement op: outputs must be bit-identical (= --tolerance exact)")
     run.add_argument("--seeds", type=int, default=3, help="input seeds per case")
+    run.add_argument("--probe-state", action="store_true", help="Model's parameters and buffers must be reproduced bit-exactly")
+    run.add_argument("--fresh-cache", action="store_true", help="compile in a private, empty Triton cache")
+    run.add_argument("--operators", action="store_true", help="per-operator device time from the torch profiler")
     return p
 
 
@@ -133,7 +138,7 @@ def _run_gate(results, args) -> bool | None:
     """Fill files[].runtime; None (after one clear line) when no usable backend."""
     try:
         from tritonlint.runtime_check.backends import BackendUnavailable, get_backend
-        from tritonlint.runtime_check.gate import run_gate
+        from tritonlint.runtime_check.gate import GateOptions, run_gate
     except ImportError as e:
         print(f"tritonlint: error: --run needs the runtime extra (pip install 'tritonlint[runtime]'): {e.name} is missing", file=sys.stderr)
         return None
@@ -144,11 +149,13 @@ def _run_gate(results, args) -> bool | None:
         return None
     from tritonlint.engine import SKIPPED
 
+    opts = GateOptions(reference=args.reference, timeout=args.timeout, seeds=args.seeds,
+                       policy="exact" if args.non_compute else args.tolerance, probe_state=args.probe_state,
+                       fresh_cache=args.fresh_cache, operators=args.operators)
     for r in results:
         if r.status == "error":
             continue
-        r.runtime = run_gate(r.path, r.valid, r.status == SKIPPED, backend, reference=args.reference,
-                             timeout=args.timeout, policy=args.tolerance, seeds=args.seeds)
+        r.runtime = run_gate(r.path, r.valid, r.status == SKIPPED, backend, opts)
     return True
 
 

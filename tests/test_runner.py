@@ -1,0 +1,164 @@
+"""One child per side for all cases, and what happens when a case hangs or kills it;
+the exact and three-term policies; the hidden-state probe; the private cache; the
+profiler's operator breakdown. Real child processes throughout."""
+
+from __future__ import annotations
+
+import importlib.util
+import textwrap
+
+import pytest
+import torch
+
+from tritonlint.runtime_check.backends import get_backend
+from tritonlint.runtime_check.compare import compare_tensor
+from tritonlint.runtime_check.runner import run_side
+from tritonlint.runtime_check.verify import verify
+
+CPU = get_backend("cpu") if importlib.util.find_spec("triton") else None
+needs_triton = pytest.mark.skipif(CPU is None, reason="triton is not installed")
+
+PID_MODEL = textwrap.dedent("""
+    import os, time
+    import torch
+
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            if int(x) == 2:
+                os.abort()
+            if int(x) == 3:
+                time.sleep(600)
+            if int(x) == 6:
+                os._exit(0)
+            return torch.tensor([os.getpid()])
+""")
+
+
+def write_cases(folder, values):
+    folder.mkdir()
+    for i, v in enumerate(values, start=1):
+        torch.save({"init": [], "inputs": [torch.tensor(v)], "seed": 0}, folder / f"case{i}.pt")
+
+
+@needs_triton
+def test_one_process_runs_every_case_of_a_side(tmp_path):
+    (tmp_path / "m.py").write_text(PID_MODEL)
+    write_cases(tmp_path / "in", [1, 4, 5])
+    results = run_side(CPU, tmp_path / "m.py", "Model", tmp_path / "in", [1, 2, 3], timeout=60)
+    assert all(r["ok"] for r in results.values())
+    assert len({int(r["outputs"]) for r in results.values()}) == 1  # one process id
+
+
+@needs_triton
+def test_a_crash_or_hang_costs_only_its_own_case(tmp_path):
+    (tmp_path / "m.py").write_text(PID_MODEL)
+    write_cases(tmp_path / "in", [1, 2, 3, 4, 5, 6, 7])
+    r = run_side(CPU, tmp_path / "m.py", "Model", tmp_path / "in", list(range(1, 8)), timeout=8)
+    assert [r[i]["ok"] for i in range(1, 8)] == [True, False, False, True, True, False, True]
+    assert r[2]["error_type"] == "Crash" and "SIGABRT" in r[2]["error_msg"]
+    assert r[3]["error_type"] == "Timeout"
+    assert r[6]["error_type"] == "Crash" and "exited with code 0" in r[6]["error_msg"]
+    pids = [int(r[i]["outputs"]) for i in (1, 4, 5, 7)]
+    assert pids[0] != pids[1] == pids[2] != pids[3]  # a new child after each death, shared otherwise
+
+
+def test_exact_policy_is_bit_for_bit():
+    a = torch.randn(1000)
+    assert compare_tensor(a, a.clone(), "exact").passed
+    b = a.clone()
+    b[7] = torch.nextafter(b[7], torch.tensor(10.0))
+    v = compare_tensor(a, b, "exact")
+    assert not v.passed and v.stats["mismatched"] == 1 and v.worst[0]["index"] == [7]
+    assert compare_tensor(a, b, "mere_mare").passed  # one ulp passes every tolerance policy
+    assert not compare_tensor(a, a.half(), "exact").passed  # a cast is not a copy
+    nan = torch.tensor([float("nan"), 1.0])
+    assert compare_tensor(nan, nan.clone(), "exact").passed
+
+
+def test_three_term_policy_each_term_can_fail():
+    torch.manual_seed(0)
+    ref = torch.randn(10_000)
+    t = 2.0**-13
+    one_artefact = ref.clone()
+    one_artefact[0] = ref[0] + 20 * t * max(abs(float(ref[0])), t)  # past MARE (10 t), inside the cap (100 t)
+    assert not compare_tensor(ref, one_artefact, "mere_mare").passed
+    assert compare_tensor(ref, one_artefact, "three_term").passed
+    beyond_cap = ref.clone()
+    beyond_cap[0] = ref[0] + 200 * t * max(abs(float(ref[0])), t)
+    assert compare_tensor(ref, beyond_cap, "three_term").check == "three_term"
+    assert not compare_tensor(ref, beyond_cap, "three_term").passed
+    spread = ref * (1 + 2 * t * (torch.arange(10_000) % 5 == 0))  # 20 % unmatched, MERE just under t
+    v = compare_tensor(ref, spread, "three_term")
+    assert not v.passed and v.stats["matched_fraction"] == pytest.approx(0.8, abs=1e-3) and v.stats["mere"] < t
+
+
+STATEFUL = textwrap.dedent("""
+    import torch
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.randn(8))
+            self.register_buffer("calls", torch.zeros(1))
+
+        def forward(self, x):
+            self.calls += 1
+            return x * self.weight
+
+    def get_inputs():
+        return [torch.randn(4, 8)]
+
+    def get_init_inputs():
+        return []
+""")
+
+
+@needs_triton
+@pytest.mark.parametrize("candidate,error", [
+    ("ModelNew = Model", None),
+    ("class ModelNew(Model):\n    def forward(self, x):\n        return x * self.weight\n", "'calls' is not bit-identical"),
+    ("class ModelNew(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.w = torch.nn.Parameter(torch.randn(8))\n    def forward(self, x):\n        return x * self.w\n",
+     "'weight' has no counterpart"),
+])
+def test_hidden_state_probe(tmp_path, candidate, error):
+    (tmp_path / "task.py").write_text(STATEFUL)
+    (tmp_path / "impl.py").write_text(STATEFUL + "\n" + candidate)
+    plain = verify(tmp_path / "task.py", tmp_path / "impl.py", CPU, seeds=2, timeout=60)
+    assert plain["passed_cases"] == 2  # same seed, same weights: the outputs match either way
+    probed = verify(tmp_path / "task.py", tmp_path / "impl.py", CPU, seeds=2, timeout=60, probe_state=True)
+    if error is None:
+        assert probed["passed_cases"] == 2
+    else:
+        assert probed["passed_cases"] == 0 and probed["failures"][0]["error_type"] == "HiddenStateMismatch"
+        assert error in probed["failures"][0]["error_msg"]
+
+
+CACHE_SPY = textwrap.dedent("""
+    import os
+    import torch
+
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            return torch.tensor(list(os.environ.get("TRITON_CACHE_DIR", "").encode()) or [0])
+
+    ModelNew = Model
+
+    def get_inputs():
+        return [torch.zeros(1)]
+
+    def get_init_inputs():
+        return []
+""")
+
+
+@needs_triton
+def test_fresh_cache_reaches_the_children(tmp_path):
+    (tmp_path / "task.py").write_text(CACHE_SPY)
+    write_cases(tmp_path / "in", [0.0])
+    cache = tmp_path / "private-cache"
+    seen = run_side(CPU, tmp_path / "task.py", "Model", tmp_path / "in", [1], 60, env=CPU.child_env(str(cache)))[1]
+    assert bytes(seen["outputs"].tolist()).decode() == str(cache)
+    r = verify(tmp_path / "task.py", tmp_path / "task.py", CPU, seeds=1, timeout=60, cache_dir=str(cache))
+    assert r["passed_cases"] == 1 and r["environment"]["triton_cache_dir"] == str(cache)
+    assert "driver" in r["environment"] and r["environment"]["device"]
