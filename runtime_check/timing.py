@@ -59,7 +59,8 @@ def measure(fn, device: str, warmup: int, repeats: int) -> dict:
     q = statistics.quantiles(times, n=10) if len(times) >= 2 else [times[0]] * 9
     peak = mod.max_memory_allocated() / 2**20 if device != "cpu" else 0.0
     return {"avg_latency_ms": statistics.median(times), "min_ms": min(times), "p20_ms": q[1], "p80_ms": q[7],
-            "mean_ms": statistics.fmean(times), "peak_memory_mb": round(peak, 2), "repeats": repeats}
+            "mean_ms": statistics.fmean(times), "peak_memory_mb": round(peak, 2), "repeats": repeats,
+            "times_ms": [round(t, 6) for t in times]}
 
 
 def operators(fn, device: str, calls: int = 5, top: int = 20) -> dict[str, float]:

@@ -104,7 +104,7 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = 3
                        work / "inputs" / f"case{idx}.pt")
         refs = run_side(backend, task_path, "Model", work / "inputs", cases, timeout, state=probe_state, env=env)
         cands = run_side(backend, impl_path, "ModelNew", work / "inputs", cases, timeout, state=probe_state, env=env)
-    failures = []
+    failures, diffs = [], {}
     for idx in cases:
         ref, cand = refs[idx], cands[idx]
         if not ref.get("ok"):
@@ -112,7 +112,7 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = 3
         elif not cand.get("ok"):
             failure = {"error_type": cand["error_type"], "error_msg": cand["error_msg"]}
         else:
-            failure = _check(inputs[idx], ref, cand, inplace, policy) or (_probe(ref, cand) if probe_state else None)
+            failure = _check(inputs[idx], ref, cand, inplace, policy, diffs) or (_probe(ref, cand) if probe_state else None)
         if failure is not None:
             failures.append({"case_idx": idx, "input_desc": descs[idx], **failure})
     env_json = environment(backend)
@@ -125,8 +125,19 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = 3
         "failed_cases": len(failures),
         "failures": failures,
         "policy": policy,
+        "max_abs_diff": diffs.get("max_abs_diff"),
+        "max_rel_diff": diffs.get("max_rel_diff"),
+        "reference_outputs": _output_desc(refs),
         "environment": env_json,
     }
+
+
+def _output_desc(refs: dict[int, dict]) -> list[dict] | None:
+    """What the reference returns (first case that ran), for result files that describe the kernel."""
+    for r in refs.values():
+        if r.get("ok"):
+            return describe(flatten_outputs(r["outputs"]))
+    return None
 
 
 def _probe(ref: dict, cand: dict) -> dict | None:
@@ -144,7 +155,7 @@ def _probe(ref: dict, cand: dict) -> dict | None:
     return None
 
 
-def _check(inputs, ref: dict, cand: dict, inplace: list[int], policy: str) -> dict | None:
+def _check(inputs, ref: dict, cand: dict, inplace: list[int], policy: str, diffs: dict) -> dict | None:
     after = cand["inputs_after"]
     for i, (before, now) in enumerate(zip(inputs, after)):
         if i in inplace or not isinstance(before, torch.Tensor):
@@ -154,7 +165,12 @@ def _check(inputs, ref: dict, cand: dict, inplace: list[int], policy: str) -> di
     refs = flatten_outputs(ref["outputs"]) + [ref["inputs_after"][i] for i in inplace]
     outs = flatten_outputs(cand["outputs"]) + [after[i] for i in inplace]
     integer_inputs = all(not t.is_floating_point() for t in inputs if isinstance(t, torch.Tensor))
-    bad = [(i, v) for i, v in enumerate(compare_outputs(refs, outs, policy, integer_inputs)) if not v.passed]
+    verdicts = compare_outputs(refs, outs, policy, integer_inputs)
+    for v in verdicts:  # seed 001's two error figures, the worst over outputs and cases
+        for key in ("max_abs_diff", "max_rel_diff"):
+            if isinstance(v.stats.get(key), (int, float)):
+                diffs[key] = max(diffs.get(key, 0.0), float(v.stats[key]))
+    bad = [(i, v) for i, v in enumerate(verdicts) if not v.passed]
     if not bad:
         return None
     i, v = bad[0]
