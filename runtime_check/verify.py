@@ -127,6 +127,7 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = 3
         "policy": policy,
         "max_abs_diff": diffs.get("max_abs_diff"),
         "max_rel_diff": diffs.get("max_rel_diff"),
+        "input_desc": descs.get(1),
         "reference_outputs": _output_desc(refs),
         "environment": env_json,
     }

@@ -62,6 +62,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str]) -> int:
+    if argv[:1] == ["eval"]:
+        from tritonlint.evaluate.cli import main as eval_main
+
+        return eval_main(argv[1:])
     if argv[:1] == ["rules"]:
         return _cmd_rules(argv[1:])
     if argv[:1] == ["explain"]:

@@ -1,4 +1,5 @@
-"""Writing a fixed file: all or nothing, mode kept."""
+"""Writing a file all or nothing: a fixed source keeps its mode, a new file gets 0644
+(less the umask)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,12 @@ import tempfile
 
 
 def write_atomic(path: str, text: str, encoding: str) -> None:
-    mode = stat.S_IMODE(os.stat(path).st_mode)
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o644 & ~umask
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tritonlint")
     try:

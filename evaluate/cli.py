@@ -1,0 +1,100 @@
+"""`tritonlint eval SUBMISSIONS [options]` and `tritonlint eval --compare A B`."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from pathlib import Path
+
+from tritonlint.runtime_check.gate import CASES
+
+USAGE_ERROR = 2
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tritonlint eval", description=(
+        "Lint many submissions, gate the lint-clean ones on every accelerator of this host (or a Ray cluster), "
+        "and write seed-004 kernel results, results.csv, summary.json, team files, a leaderboard and report.md."))
+    p.add_argument("submissions", nargs="?", type=Path, help="folder: <team>/<tier>/<task>.py, <task>/<gen>.py or {task}_{impl}.py")
+    p.add_argument("--cases", type=Path, default=CASES, help="the reference tasks (default: the bundled cases/)")
+    p.add_argument("--out", type=Path, default=Path("eval-out"), help="output folder (default eval-out/); reused to resume")
+    p.add_argument("--backend", default="auto", choices=("auto", "npu", "cuda", "cpu"))
+    p.add_argument("--repeats", type=int, default=1, help="whole-run repeats, for mean, std and 95%% CI per case")
+    p.add_argument("--workers", type=int, default=0, help="gate workers (default: one per accelerator; 1 on cpu)")
+    p.add_argument("-j", "--jobs", type=int, default=0, help="lint processes (default: one per CPU)")
+    p.add_argument("--engine", default="local", choices=("local", "ray"), help="ray: run the gate jobs on a Ray cluster ([ray] extra)")
+    p.add_argument("--ray-address", default=None, help="Ray cluster address (default: start a local one)")
+    p.add_argument("--lint-only", action="store_true", help="lint and report; gate nothing")
+    p.add_argument("--seeds", type=int, default=3)
+    p.add_argument("--timeout", type=float, default=900, help="seconds per case in each child")
+    p.add_argument("--tolerance", default="mere_mare", choices=("mere_mare", "allclose", "seed001_strict", "exact", "three_term"))
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--bench-repeats", type=int, default=50, help="timed calls per benchmark (seed 002's --repeats)")
+    p.add_argument("--compare", nargs=2, type=Path, metavar=("A", "B"), help="compare two evaluation folders instead")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    args = parser().parse_args(argv)
+    if args.compare:
+        return _compare(args)
+    if args.submissions is None:
+        print("tritonlint eval: error: give a SUBMISSIONS folder (or --compare A B)", file=sys.stderr)
+        return USAGE_ERROR
+    problems = [f"{p}: not a folder" for p in (args.submissions, args.cases) if not p.is_dir()]
+    problems += [f"--{k.replace('_', '-')} must be at least 1" for k in ("repeats", "seeds") if getattr(args, k) < 1]
+    if problems:
+        print("tritonlint eval: error: " + "; ".join(problems), file=sys.stderr)
+        return USAGE_ERROR
+    if args.engine == "ray":
+        import importlib.util
+
+        if importlib.util.find_spec("ray") is None:
+            print("tritonlint eval: error: --engine ray needs the ray extra (pip install 'tritonlint[ray]')", file=sys.stderr)
+            return USAGE_ERROR
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        print("tritonlint eval: error: the report needs the eval extra (pip install 'tritonlint[eval]')", file=sys.stderr)
+        return USAGE_ERROR
+    from tritonlint.runtime_check.backends import BackendUnavailable
+
+    from .outputs import write_all
+    from .progress import Progress
+    from .report import write_report
+    from .run import EvalOptions, evaluate, is_tty
+
+    gate = {"seeds": args.seeds, "timeout": args.timeout, "policy": args.tolerance, "warmup": args.warmup,
+            "repeats": args.bench_repeats}
+    opts = EvalOptions(args.submissions, args.cases, args.out, backend=args.backend, repeats=args.repeats,
+                       workers=args.workers, jobs=args.jobs, engine=args.engine, ray_address=args.ray_address,
+                       lint_only=args.lint_only, gate=gate)
+    try:
+        records, found, env = evaluate(opts, Progress(rich=is_tty()))
+    except BackendUnavailable as e:
+        print(f"tritonlint eval: error: {e}", file=sys.stderr)
+        return USAGE_ERROR
+    options = {k: (str(v) if isinstance(v, Path) else v) for k, v in dataclasses.asdict(opts).items()}
+    written = write_all(args.out, records, found, env, options)
+    board = (args.out / "leaderboard.md").read_text(encoding="utf-8") if written["teams"] else None
+    write_report(args.out, records, written, board)
+    s = written["summary"]
+    counts = ", ".join(f"{n} {k}" for k, n in s["by_status"].items() if n)
+    print(f"tritonlint eval: {s['total']} submissions ({counts}) in {env['elapsed_s']:.1f} s -> {args.out}/report.md")
+    if found.unmatched:
+        print(f"tritonlint eval: {len(found.unmatched)} .py file(s) fit no layout (listed in summary.json)", file=sys.stderr)
+    return 0
+
+
+def _compare(args) -> int:
+    from .compare import write_compare
+
+    for d in args.compare:
+        if not (d / "summary.json").exists():
+            print(f"tritonlint eval: error: {d}: no summary.json (not an evaluation folder)", file=sys.stderr)
+            return USAGE_ERROR
+    out = args.out if args.out != Path("eval-out") else Path("compare-out")
+    c = write_compare(args.compare[0], args.compare[1], out)
+    print(f"tritonlint eval --compare: {len(c['faster'])} task(s) faster, {len(c['slower'])} slower in B -> {out}/compare.md")
+    return 0

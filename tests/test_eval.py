@@ -1,0 +1,244 @@
+"""`tritonlint eval` end to end on the CPU backend: a generated set (correct, wrong,
+degraded and hanging submissions for two tasks, in Bench Lite's team layout) and every
+file the run writes; resuming; the other two layouts; the worker pool with 2 CPU
+workers; the statistics; --compare."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+import math
+import shutil
+import struct
+import subprocess
+import sys
+import zlib
+from importlib.resources import files
+
+import jsonschema
+import pytest
+
+from _pool_jobs import job
+from conftest import ROOT
+from tritonlint.evaluate.discover import GENERATIONS, SEED002, TEAM, discover_submissions
+from tritonlint.evaluate.stats import paired, summary, t_quantile, t_two_sided_p, welch
+from tritonlint.evaluate.workers import LocalPool
+from tritonlint.runtime_check.tasks import discover_cases
+
+CASES = ROOT / "cases"
+needs_gate = pytest.mark.skipif(importlib.util.find_spec("triton") is None or importlib.util.find_spec("matplotlib") is None,
+                                reason="triton and matplotlib are needed")
+SEED004 = jsonschema.Draft202012Validator(json.loads((files("tritonlint") / "schema" / "seed004.schema.json").read_text()))
+TASKS = {"gelu": ("t1", "0.5 * x", "0.25 * x"), "softmax": ("t1", "e / tl.sum(", "2.0 * e / tl.sum(")}
+
+
+def solution(task: str) -> str:
+    tier = TASKS[task][0]
+    return (CASES / tier / task / f"{task}_triton_ascend_impl.py").read_text()
+
+
+def make_set(root):
+    """Four teams: correct, wrong maths, degraded (lint), hanging (forward sleeps)."""
+    for task, (tier, good, bad) in TASKS.items():
+        src = solution(task)
+        assert good in src
+        variants = {
+            "correct": src,
+            "wrong": src.replace(good, bad),
+            "degraded": (CASES / tier / task / "degraded" / f"{task}_type3.py").read_text(),
+            "hanging": src.replace("import torch\n", "import time\nimport torch\n", 1)
+                          .replace("    def forward(self, x):\n", "    def forward(self, x):\n        time.sleep(3600)\n", 1),
+        }
+        for team, text in variants.items():
+            (root / team / tier).mkdir(parents=True, exist_ok=True)
+            (root / team / tier / f"{task}.py").write_text(text)
+    (root / "correct" / "meta.json").write_text(json.dumps({"team": "correct", "model": "hand-written"}))
+    (root / "notes.py").write_text("x = 1\n")  # fits no layout
+
+
+def run_eval(*args, timeout=900):
+    proc = subprocess.run([sys.executable, "-m", "tritonlint", "eval", *map(str, args)], capture_output=True,
+                          text=True, timeout=timeout)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+def png_dpi(path) -> float:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    i = data.index(b"pHYs")
+    x, _, unit = struct.unpack(">IIB", data[i + 4:i + 13])
+    assert unit == 1 and zlib.crc32(data[i:i + 13]) == struct.unpack(">I", data[i + 13:i + 17])[0]
+    return x * 0.0254
+
+
+@needs_gate
+def test_eval_end_to_end_on_cpu(tmp_path):
+    subs, out = tmp_path / "subs", tmp_path / "out"
+    make_set(subs)
+    args = [subs, "--backend", "cpu", "--out", out, "--seeds", "1", "--timeout", "15", "--workers", "2", "-j", "2"]
+    first = run_eval(*args)
+    assert first.returncode == 0, first.stderr
+    assert "8 submissions (2 passed, 2 incorrect, 2 timeout, 2 lint_rejected)" in first.stdout
+    assert "[6/6]" in first.stderr and "ETA" in first.stderr  # plain progress lines off a terminal
+    assert "1 .py file(s) fit no layout" in first.stderr
+
+    # seed 004, one file per team and task, schema-valid
+    kernels = sorted(p.relative_to(out).as_posix() for p in (out / "kernels").rglob("*.json"))
+    assert kernels == [f"kernels/{team}/{task}.json" for team in ("correct", "degraded", "hanging", "wrong")
+                       for task in ("gelu", "softmax")]
+    for k in kernels:
+        SEED004.validate(json.loads((out / k).read_text()))
+    good = json.loads((out / "kernels/correct/gelu.json").read_text())
+    assert good["success_rate"] == 1.0 and good["generations"][0]["compiled"] is True
+    assert good["generations"][0]["max_diff"] < 1e-5 and good["generations"][0]["generated_code"] == solution("gelu")
+    assert good["kernel_signature"]["inputs"]["x"]["dtype"] == "float32" and "def forward(self, x):" in good["kernel_signature"]["code"]
+    assert good["kernel_signature"]["outputs"]["out0"]["shape"] == good["kernel_signature"]["inputs"]["x"]["shape"]
+    hang = json.loads((out / "kernels/hanging/softmax.json").read_text())["generations"][0]
+    assert (hang["compiled"], hang["status"]) == (False, "timeout") and "max_diff" not in hang
+    lint = json.loads((out / "kernels/degraded/gelu.json").read_text())["generations"][0]
+    assert (lint["status"], lint["regression_type"], lint["lint_codes"]) == ("lint_rejected", 3, ["TL003"])
+
+    # results.csv: one row per submission (nothing timed on cpu, so one shape-less row each)
+    rows = list(csv.DictReader((out / "results.csv").open()))
+    assert len(rows) == 8
+    status = {(r["set"], r["task"]): r["status"] for r in rows}
+    assert status == {(t, k): s for t, s in (("correct", "passed"), ("wrong", "incorrect"), ("degraded", "lint_rejected"),
+                                             ("hanging", "timeout")) for k in ("gelu", "softmax")}
+    wrong = next(r for r in rows if r["set"] == "wrong" and r["task"] == "gelu")
+    assert "MismatchError" in wrong["error"] and float(wrong["max_abs_diff"]) > 0.1
+
+    # summary.json
+    s = json.loads((out / "summary.json").read_text())
+    assert s["total"] == 8 and s["by_status"]["passed"] == 2 and s["by_status"]["timeout"] == 2
+    assert s["degradation_types"] == {"1": 0, "2": 0, "3": 2, "4": 0, "other": 0}
+    assert s["unmatched_files"] == ["notes.py"] and s["environment"]["workers"] == 2
+
+    # team files with the official runner's fields, and the leaderboard
+    team = json.loads((out / "teams/correct.json").read_text())
+    assert set(team) == {"team_name", "meta", "device", "timestamp", "bench_config", "cases", "summary"}
+    assert team["meta"] == {"team": "correct", "model": "hand-written"}
+    assert set(team["cases"][0]) == {"case", "tier", "status", "correctness", "max_abs_diff", "max_rel_diff",
+                                     "baseline_ms", "solution_ms", "speedup", "score", "weighted_score", "error"}
+    assert team["summary"] == {"total": 2, "passed": 2, "failed": 0, "total_weighted_score": 0.0, "avg_speedup": None}
+    board = json.loads((out / "leaderboard.json").read_text())
+    assert [b["team_name"] for b in board][0] == "correct" and len(board) == 4
+
+    # report.md and the charts it embeds: only what this run can show
+    report = (out / "report.md").read_text()
+    assert "| gelu | t1 | 4 | 1 | 0 | 0 | 1 | 0 | 0 |" in report and "## Leaderboard" in report
+    assert "cpu backend" in report and "`hanging/t1/gelu.py`: timeout" in report
+    assert "![degradation types](charts/degradation_types.png)" in report
+    assert "*speedup per task: nothing to plot in this run.*" in report
+    assert sorted(p.name for p in (out / "charts").iterdir()) == ["degradation_types.png"]
+    assert png_dpi(out / "charts" / "degradation_types.png") == pytest.approx(300, abs=0.5)
+
+    # resume: nothing changed -> nothing runs; one changed file and one lost result -> two jobs
+    again = run_eval(*args)
+    assert "6 finished job(s) reused, 0 to run" in again.stderr
+    (subs / "wrong" / "t1" / "gelu.py").write_text(solution("gelu"))
+    lost = next((out / "runs").iterdir())
+    lost.unlink()
+    third = run_eval(*args)
+    assert "to run" in third.stderr and "[2/2]" in third.stderr and "[3/" not in third.stderr
+    assert "3 passed" in third.stdout
+
+
+def test_discovery_of_the_three_layouts(tmp_path):
+    cases = discover_cases(CASES)
+    (tmp_path / "team_x" / "t1").mkdir(parents=True)
+    (tmp_path / "team_x" / "t1" / "gelu.py").write_text("")
+    (tmp_path / "team_x" / "meta.json").write_text("{broken")
+    for name in ("gen_10.py", "gen_2.py"):
+        (tmp_path / "model_a" / "softmax").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "model_a" / "softmax" / name).write_text("")
+    (tmp_path / "verify").mkdir()
+    (tmp_path / "verify" / "add_rmsnorm_quant_triton_ascend_impl.py").write_text("")
+    (tmp_path / "verify" / "add_rmsnorm_quant_torch.py").write_text("")
+    (tmp_path / "misc.py").write_text("")
+    found = discover_submissions(tmp_path, cases)
+    got = [(s.key, s.case.key, s.set, s.round, s.layout) for s in found.submissions]
+    assert got == [
+        ("team_x/t1/gelu.py", "t1/gelu", "team_x", 0, TEAM),
+        ("model_a/softmax/gen_2.py", "t1/softmax", "model_a", 2, GENERATIONS),
+        ("model_a/softmax/gen_10.py", "t1/softmax", "model_a", 10, GENERATIONS),
+        ("verify/add_rmsnorm_quant_triton_ascend_impl.py", "t2/add_rmsnorm_quant", "verify", 0, SEED002),
+    ]
+    assert found.unmatched == ["misc.py"] and "meta.json" in found.meta_errors[0]
+
+
+def test_worker_pool_survives_dead_and_hung_workers():
+    results = {}
+    jobs = [{"n": i, "do": "ok"} for i in range(6)] + [{"n": 6, "do": "die"}, {"n": 7, "do": "hang"}, {"n": 8, "do": "ok"}]
+    LocalPool("cuda", workers=2, devices=2, job_timeout=8, fn=job).run(jobs, lambda j, r: results.__setitem__(j["n"], r))
+    assert sorted(results) == list(range(9))
+    assert results[6]["error"]["error_type"] == "WorkerCrash" and "code 7" in results[6]["error"]["error_msg"]
+    assert results[7]["error"]["error_type"] == "WorkerTimeout"
+    ok = [results[i] for i in (0, 1, 2, 3, 4, 5, 8)]
+    assert {r["visible"] for r in ok} == {"0", "1"}  # worker i sees device i only
+    assert len({r["pid"] for r in ok}) >= 3  # two workers, and replacements after the crash and the hang
+
+
+def test_statistics_against_known_values():
+    assert t_quantile(0.975, 10) == pytest.approx(2.228138852, rel=1e-8)
+    assert t_quantile(0.975, 1) == pytest.approx(12.70620474, rel=1e-8)
+    for t in (0.5, 2.0, 7.0):  # closed forms: df 1 is Cauchy, df 2 has an algebraic cdf
+        assert t_two_sided_p(t, 1) == pytest.approx(1 - 2 / math.pi * math.atan(t), rel=1e-10)
+        assert t_two_sided_p(t, 2) == pytest.approx(1 - t / math.sqrt(t * t + 2), rel=1e-10)
+    s = summary([1.0, 2.0, 3.0, 4.0])
+    assert s["std"] == pytest.approx(1.2909944) and s["ci95"][0] == pytest.approx(2.5 - 3.182446305 * 1.2909944 / 2)
+    w = welch([1, 2, 3, 4, 5], [3, 4, 5, 6, 7.5])
+    assert w["t"] == pytest.approx(2.1 / 1.11**0.5) and w["df"] == pytest.approx(1.11**2 / (0.5**2 / 4 + 0.61**2 / 4))
+    assert w["p"] == pytest.approx(t_two_sided_p(w["t"], w["df"])) and 0.05 < w["p"] < 0.1
+    p = paired([1.0, 2.0, 3.0, 4.0], [1.1, 2.3, 3.2, 4.6])
+    assert p["t"] == pytest.approx(0.3 / ((0.14 / 3) ** 0.5 / 2)) and p["df"] == 3
+    assert summary([5.0])["ci95"] is None and welch([1.0], [2.0, 3.0]) is None
+
+
+def _summary(speedups: dict[str, list[float]], ms: dict[str, list[float]]) -> dict:
+    return {"submissions": [{"task": t, "submission": f"{t}.py", "status": "passed", "speedup": sum(s) / len(s),
+                             "samples": {"speedup": s, "solution_ms": ms[t], "times_ms": ms[t]}}
+                            for t, s in speedups.items()]}
+
+
+def test_compare_two_runs(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    (a / "summary.json").write_text(json.dumps(_summary(
+        {"t1/gelu": [1.0, 1.0, 1.0], "t1/softmax": [1.2, 1.25, 1.22], "t2/rope": [5.0, 5.1, 4.9]},
+        {"t1/gelu": [1.0, 1.01, 0.99], "t1/softmax": [0.50, 0.51, 0.49], "t2/rope": [0.2, 0.21, 0.19]})))
+    (b / "summary.json").write_text(json.dumps(_summary(
+        {"t1/gelu": [2.0, 2.0, 2.0], "t1/softmax": [1.21, 1.24, 1.23], "t2/rope": [4.0, 4.1, 3.9]},
+        {"t1/gelu": [0.50, 0.51, 0.49], "t1/softmax": [0.50, 0.49, 0.51], "t2/rope": [0.25, 0.26, 0.24]})))
+    proc = run_eval("--compare", a, b, "--out", tmp_path / "cmp")
+    assert proc.returncode == 0, proc.stderr
+    c = json.loads((tmp_path / "cmp" / "compare.json").read_text())
+    assert c["faster"] == ["t1/gelu"] and c["slower"] == ["t2/rope"]
+    verdict = {r["task"]: (r["verdict"], r["basis"]) for r in c["tasks"]}
+    assert verdict["t1/softmax"] == ("no significant change", "whole-run repeats")
+    assert c["overall"]["df"] == 2 and "paired t-test" in (tmp_path / "cmp" / "compare.md").read_text()
+    bad = run_eval("--compare", a, tmp_path / "nope")
+    assert bad.returncode == 2 and "no summary.json" in bad.stderr
+
+
+def test_eval_usage_errors(tmp_path):
+    assert run_eval(tmp_path / "missing").returncode == 2
+    r = run_eval(tmp_path, "--repeats", "0")
+    assert r.returncode == 2 and "--repeats must be at least 1" in r.stderr
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray is not installed (the [ray] extra)")
+def test_ray_engine_runs_the_same_jobs(tmp_path):
+    subs, out = tmp_path / "subs", tmp_path / "out"
+    for team, text in (("a", solution("gelu")), ("b", solution("gelu").replace("0.5 * x", "0.25 * x"))):
+        (subs / team / "t1").mkdir(parents=True)
+        (subs / team / "t1" / "gelu.py").write_text(text)
+    proc = run_eval(subs, "--backend", "cpu", "--out", out, "--seeds", "1", "--engine", "ray", "--lint-only")
+    assert proc.returncode == 0  # lint-only never starts ray
+    shutil.rmtree(out)
+    proc = run_eval(subs, "--backend", "cpu", "--out", out, "--seeds", "1", "--engine", "ray")
+    assert proc.returncode == 0, proc.stderr
+    s = json.loads((out / "summary.json").read_text())
+    assert s["by_status"]["passed"] == 1 and s["by_status"]["incorrect"] == 1 and s["environment"]["engine"] == "ray"
