@@ -31,6 +31,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--tolerance", default="mere_mare", choices=("mere_mare", "allclose", "seed001_strict", "exact", "three_term"))
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--bench-repeats", type=int, default=50, help="timed calls per benchmark (seed 002's --repeats)")
+    p.add_argument("--operators", action="store_true", help="per-operator device time from the torch profiler")
+    p.add_argument("--fresh-cache", action="store_true", help="each submission compiles in a private, empty Triton cache")
     p.add_argument("--compare", nargs=2, type=Path, metavar=("A", "B"), help="compare two evaluation folders instead")
     return p
 
@@ -66,7 +68,7 @@ def main(argv: list[str]) -> int:
     from .run import EvalOptions, evaluate, is_tty
 
     gate = {"seeds": args.seeds, "timeout": args.timeout, "policy": args.tolerance, "warmup": args.warmup,
-            "repeats": args.bench_repeats}
+            "repeats": args.bench_repeats, "operators": args.operators, "fresh_cache": args.fresh_cache}
     opts = EvalOptions(args.submissions, args.cases, args.out, backend=args.backend, repeats=args.repeats,
                        workers=args.workers, jobs=args.jobs, engine=args.engine, ray_address=args.ray_address,
                        lint_only=args.lint_only, gate=gate)

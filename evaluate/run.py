@@ -46,7 +46,7 @@ def evaluate(opts: EvalOptions, progress: Progress | None = None) -> tuple[list[
     started = time.time()
     cases = discover_cases(opts.cases)
     found = discover_submissions(opts.submissions, cases)
-    lints = lint_many([str(s.path) for s in found.submissions], Config(), opts.jobs)
+    lints = lint_many([str(s.path) for s in found.submissions], Config(), opts.jobs, keep_trees=False)
     records = [Record(s, Lint.of(r), []) for s, r in zip(found.submissions, lints)]
     runs_dir = opts.out / "runs"
     runs_dir.mkdir(parents=True, exist_ok=True)

@@ -63,11 +63,14 @@ def _lint_detached(args: tuple[str, Config, FixMode]) -> FileResult:
     return r
 
 
-def lint_many(files: list[str], config: Config, jobs: int, fix: FixMode = None) -> list[FileResult]:
+def lint_many(files: list[str], config: Config, jobs: int, fix: FixMode = None, keep_trees: bool = True) -> list[FileResult]:
+    """`keep_trees=False` drops each file's CST once it is linted (what a caller that only
+    reads the findings wants: thousands of trees held at once slow everything down)."""
     if jobs <= 0:
         jobs = os.cpu_count() or 1
     if jobs == 1 or len(files) < PARALLEL_FROM:
-        return [lint_one(f, config, fix) for f in files]
+        one = lint_one if keep_trees else (lambda f, c, x: _lint_detached((f, c, x)))
+        return [one(f, config, fix) for f in files]
     from concurrent.futures import ProcessPoolExecutor  # 30 ms of imports, only when parallel
 
     chunk = max(1, min(64, len(files) // (jobs * 8)))
