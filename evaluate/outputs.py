@@ -176,6 +176,9 @@ def summary(records: list[Record], found: Found, env: dict, options: dict) -> di
     for (_, _), rec in best_per_task(records).items():
         tiers[rec.sub.case.tier]["best_weighted_score"] += rec.weighted_score or 0.0
     speeds = [r.speedup for r in records if r.speedup]
+    per_device = Counter(((run or {}).get("verify") or {}).get("environment", {}).get("visible_devices")
+                         for r in records for run in r.runs)
+    env = {**env, "jobs_per_visible_device": {str(k): n for k, n in sorted(per_device.items(), key=str)}}
     return {
         "tool": {"name": "tritonlint", "version": __version__}, "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "options": options, "environment": env,

@@ -53,9 +53,13 @@ def environment(backend: Backend) -> dict:
     env = {"backend": backend.name, "python": platform.python_version(), "torch": torch.__version__,
            "triton": version("triton") or version("triton-ascend"), "torch_npu": version("torch_npu"),
            "device": None, "triton_cache_dir": os.environ.get("TRITON_CACHE_DIR", str(Path.home() / ".triton" / "cache"))}
+    if backend.name in ("cuda", "npu"):  # which physical device this run had, when the host has several
+        var = "CUDA_VISIBLE_DEVICES" if backend.name == "cuda" else "ASCEND_RT_VISIBLE_DEVICES"
+        env["visible_devices"] = os.environ.get(var)
     if backend.name == "cuda":
         env["device"] = torch.cuda.get_device_name()
         env["cuda"] = torch.version.cuda
+        env["device_uuid"] = str(getattr(torch.cuda.get_device_properties(0), "uuid", "")) or None
     elif backend.name == "npu":
         env["device"] = torch.npu.get_device_name()
     else:
