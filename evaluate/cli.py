@@ -26,8 +26,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--engine", default="local", choices=("local", "ray"), help="ray: run the gate jobs on a Ray cluster ([ray] extra)")
     p.add_argument("--ray-address", default=None, help="Ray cluster address (default: start a local one)")
     p.add_argument("--lint-only", action="store_true", help="lint and report; gate nothing")
+    p.add_argument("--report-only", action="store_true",
+                   help="rebuild the outputs from the finished jobs in --out/runs (same options and --backend as that run); gate nothing")
     p.add_argument("--seeds", type=int, default=3)
-    p.add_argument("--timeout", type=float, default=900, help="seconds per case in each child")
+    p.add_argument("--timeout", type=float, default=900.0, help="seconds per case in each child")
     p.add_argument("--tolerance", default="mere_mare", choices=("mere_mare", "allclose", "seed001_strict", "exact", "three_term"))
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--bench-repeats", type=int, default=50, help="timed calls per benchmark (seed 002's --repeats)")
@@ -46,6 +48,8 @@ def main(argv: list[str]) -> int:
         return USAGE_ERROR
     problems = [f"{p}: not a folder" for p in (args.submissions, args.cases) if not p.is_dir()]
     problems += [f"--{k.replace('_', '-')} must be at least 1" for k in ("repeats", "seeds") if getattr(args, k) < 1]
+    if args.report_only and args.backend == "auto":
+        problems.append("--report-only needs the --backend the run used (npu, cuda or cpu)")
     if problems:
         print("tritonlint eval: error: " + "; ".join(problems), file=sys.stderr)
         return USAGE_ERROR
@@ -71,7 +75,7 @@ def main(argv: list[str]) -> int:
             "repeats": args.bench_repeats, "operators": args.operators, "fresh_cache": args.fresh_cache}
     opts = EvalOptions(args.submissions, args.cases, args.out, backend=args.backend, repeats=args.repeats,
                        workers=args.workers, jobs=args.jobs, engine=args.engine, ray_address=args.ray_address,
-                       lint_only=args.lint_only, gate=gate)
+                       lint_only=args.lint_only, report_only=args.report_only, gate=gate)
     try:
         records, found, env = evaluate(opts, Progress(rich=is_tty()))
     except BackendUnavailable as e:

@@ -3,7 +3,7 @@ speedup per task, score per tier, degradation types found, latency distributions
 
 from __future__ import annotations
 
-import math
+import statistics
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -79,7 +79,7 @@ def chart_tier_scores(records: list[Record], path: Path) -> bool:
     ax.set_xticks([i + 0.4 - width / 2 for i in range(len(tiers))], tiers)
     ax.set_ylabel("weighted score (best submission per task)")
     ax.set_title("Seed-001 score per tier")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="lower right")
     _save(fig, path)
     plt.close(fig)
     return True
@@ -111,21 +111,23 @@ def chart_latency(records: list[Record], path: Path) -> bool:
         return False
     plt = _plt()
     tasks = sorted(best)
-    fig, ax = plt.subplots(figsize=(max(6, 0.8 * len(tasks) + 2), 4))
-    data, pos, colors = [], [], []
+    fig, ax = plt.subplots(figsize=(max(6, 0.8 * len(tasks) + 2), 4.5))
+    sides = (("framework", "#c44e52", "PyTorch reference"), ("implementation", "#4c72b0", "best submission"))
     for i, t in enumerate(tasks):
-        for k, (side, color) in enumerate((("framework", "#c44e52"), ("implementation", "#4c72b0"))):
-            data.append(best[t].times(side) or [math.nan])
-            pos.append(3 * i + k)
-            colors.append(color)
-    parts = ax.boxplot(data, positions=pos, widths=0.8, patch_artist=True, showfliers=False)
-    for patch, c in zip(parts["boxes"], colors):
-        patch.set_facecolor(c)
-        patch.set_alpha(0.6)
+        for k, (side, color, label) in enumerate(sides):
+            ys = best[t].times(side)
+            if not ys:
+                continue
+            x0 = 3 * i + k
+            xs = [x0 + 0.7 * ((j * 0.618034) % 1.0 - 0.5) for j in range(len(ys))]  # deterministic jitter
+            ax.scatter(xs, ys, s=4, color=color, alpha=0.35, lw=0, label=label if i == 0 else None)
+            ax.hlines(statistics.median(ys), x0 - 0.45, x0 + 0.45, color="black", lw=1.2,
+                      label="median" if i == 0 and k == 0 else None)
     ax.set_yscale("log")
     ax.set_xticks([3 * i + 0.5 for i in range(len(tasks))], tasks, rotation=45, ha="right")
-    ax.set_ylabel("latency per call, ms (log)")
-    ax.set_title("Latency distributions: PyTorch reference (red) vs best submission (blue)")
+    ax.set_ylabel("latency of each timed call, ms (log)")
+    ax.set_title("Latency distributions: every timed call, all repeats")
+    ax.legend(fontsize=7, markerscale=3)
     _save(fig, path)
     plt.close(fig)
     return True

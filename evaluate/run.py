@@ -39,6 +39,7 @@ class EvalOptions:
     engine: str = "local"  # local | ray
     ray_address: str | None = None
     lint_only: bool = False
+    report_only: bool = False  # rebuild every output from runs/ without gating anything
     gate: dict = dataclasses.field(default_factory=dict)  # GateOptions fields except reference
 
 
@@ -62,15 +63,19 @@ def _gate_all(records: list[Record], opts: EvalOptions, runs_dir: Path, progress
 
     from .workers import LocalPool, gate_job, run_ray
 
-    backend = get_backend(opts.backend)  # BackendUnavailable goes to the caller with its one line
-    devices = _device_count(backend.name)
-    workers = opts.workers or (devices if backend.name != "cpu" else 1)
-    fingerprint = json.dumps({"backend": backend.name, **opts.gate}, sort_keys=True)
+    if opts.report_only:  # no device needed: only what runs/ already holds for this backend
+        name, devices, workers = opts.backend, 0, 0
+    else:
+        name = get_backend(opts.backend).name  # BackendUnavailable goes to the caller with its one line
+        devices = _device_count(name)
+        workers = opts.workers or (devices if name != "cpu" else 1)
+    fingerprint = json.dumps({"backend": name, **opts.gate}, sort_keys=True)
     jobs, by_key = [], {}
     for rec in records:
         if rec.status != "not_run":
             continue
-        digest = hashlib.sha256(rec.sub.path.read_bytes() + fingerprint.encode()).hexdigest()
+        digest = hashlib.sha256(rec.sub.path.read_bytes() + rec.sub.case.reference.read_bytes()
+                                + fingerprint.encode()).hexdigest()
         rec.runs = [None] * opts.repeats
         for k in range(opts.repeats):
             key = f"{rec.sub.key}#r{k + 1}"
@@ -79,9 +84,13 @@ def _gate_all(records: list[Record], opts: EvalOptions, runs_dir: Path, progress
                 rec.runs[k] = saved["runtime"]
                 continue
             job = {"key": key, "path": str(rec.sub.path), "reference": str(rec.sub.case.reference), "tier": rec.sub.case.tier,
-                   "backend": backend.name, "opts": opts.gate, "digest": digest, "repeat": k}
+                   "backend": name, "opts": opts.gate, "digest": digest, "repeat": k}
             jobs.append(job)
             by_key[key] = rec
+    if opts.report_only:
+        for rec in records:
+            rec.runs = [r for r in rec.runs if r is not None]
+        return {"backend": name, "workers": 0, "devices": 0, "report_only": True, "missing_jobs": len(jobs)}
     # repeats run as whole passes over the set, so a slow drift of the device spreads over all cases
     jobs.sort(key=lambda j: j["repeat"])
     if progress:
@@ -97,14 +106,14 @@ def _gate_all(records: list[Record], opts: EvalOptions, runs_dir: Path, progress
             progress.done(job["key"], rec.sub.case.key, _label(rec, runtime))
 
     if opts.engine == "ray":
-        run_ray(jobs, on_result, backend.name, opts.ray_address, fn=gate_job)
+        run_ray(jobs, on_result, name, opts.ray_address, fn=gate_job)
     else:
         seeds = opts.gate.get("seeds", 3)
         budget = opts.gate.get("timeout", 900) * (2 * seeds + 2) + 300  # every child at its limit, plus start-up
-        LocalPool(backend.name, workers, devices, budget).run(jobs, on_result)
+        LocalPool(name, workers, devices, budget).run(jobs, on_result)
     if progress:
         progress.finish()
-    return {"backend": backend.name, "workers": workers, "devices": devices}
+    return {"backend": name, "workers": workers, "devices": devices}
 
 
 def _label(rec: Record, runtime: dict) -> str:

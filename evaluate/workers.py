@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
-import queue
 import signal
 import time
+from multiprocessing.connection import wait
 from typing import Callable, Iterable
 
 VISIBLE = {"cuda": "CUDA_VISIBLE_DEVICES", "npu": "ASCEND_RT_VISIBLE_DEVICES"}
@@ -46,85 +46,92 @@ def _bind(backend: str, device: int | None) -> None:
         os.environ[VISIBLE[backend]] = str(device)
 
 
-def _worker(inbox, outbox, backend: str, device: int | None, fn) -> None:
+def _worker(conn, backend: str, device: int | None, fn) -> None:
     _bind(backend, device)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     while True:
-        item = inbox.get()
-        if item is None:
+        try:
+            job = conn.recv()
+        except EOFError:
             return
-        ticket, job = item
-        outbox.put((ticket, fn(job)))
+        if job is None:
+            return
+        conn.send(fn(job))
 
 
 class LocalPool:
-    """N worker processes, worker i bound to device i (round-robin when N > devices)."""
+    """N worker processes, worker i bound to device i (round-robin when N > devices).
+
+    Each worker has its own pipe, so a worker that is killed or dies breaks only its
+    own connection, never a queue the others share."""
 
     def __init__(self, backend: str, workers: int, devices: int, job_timeout: float, fn=gate_job):
         self.backend, self.n, self.devices, self.job_timeout, self.fn = backend, workers, devices, job_timeout, fn
         self.ctx = mp.get_context("spawn")  # no inherited torch state, on every platform
-        self.outbox = self.ctx.Queue()
         self.slots: list[dict] = []
 
     def _start(self, i: int) -> dict:
-        inbox = self.ctx.Queue()
+        mine, theirs = self.ctx.Pipe()
         device = i % self.devices if self.devices else None
-        proc = self.ctx.Process(target=_worker, args=(inbox, self.outbox, self.backend, device, self.fn), daemon=True)
+        proc = self.ctx.Process(target=_worker, args=(theirs, self.backend, device, self.fn), daemon=True)
         proc.start()
-        return {"proc": proc, "inbox": inbox, "job": None, "since": 0.0, "device": device}
+        theirs.close()
+        return {"proc": proc, "conn": mine, "job": None, "since": 0.0}
 
     def run(self, jobs: Iterable[Job], on_result: OnResult) -> None:
         todo = list(jobs)
-        self.slots = [self._start(i) for i in range(min(self.n, len(todo)) or 0)]
-        tickets: dict[int, tuple[int, Job]] = {}
-        next_ticket = 0
+        self.slots = [self._start(i) for i in range(min(self.n, len(todo)))]
         try:
             while todo or any(s["job"] is not None for s in self.slots):
-                for i, slot in enumerate(self.slots):
+                for slot in self.slots:
                     if slot["job"] is None and todo:
-                        job = todo.pop(0)
-                        tickets[next_ticket] = (i, job)
-                        slot.update(job=next_ticket, since=time.monotonic())
-                        slot["inbox"].put((next_ticket, job))
-                        next_ticket += 1
-                try:
-                    ticket, result = self.outbox.get(timeout=0.2)
-                except queue.Empty:
-                    self._police(tickets, on_result)
-                    continue
-                i, job = tickets.pop(ticket)
-                self.slots[i]["job"] = None
-                on_result(job, result)
+                        slot.update(job=todo.pop(0), since=time.monotonic())
+                        slot["conn"].send(slot["job"])
+                busy = [s for s in self.slots if s["job"] is not None]
+                ready = wait([s["conn"] for s in busy] + [s["proc"].sentinel for s in busy], timeout=0.5)
+                for i, slot in enumerate(self.slots):
+                    if slot["job"] is None:
+                        continue
+                    result = None
+                    if slot["conn"] in ready:
+                        try:
+                            result = slot["conn"].recv()
+                        except (EOFError, OSError):
+                            result = None  # it died mid-answer: the sentinel check below charges it
+                    if result is not None:
+                        job, slot["job"] = slot["job"], None
+                        on_result(job, result)
+                    elif not slot["proc"].is_alive() or time.monotonic() - slot["since"] > self.job_timeout:
+                        self._replace(i, on_result)
         finally:
             self.close()
 
-    def _police(self, tickets, on_result) -> None:
-        """Replace workers that died or overran, charging the job they held."""
-        for i, slot in enumerate(self.slots):
-            if slot["job"] is None:
-                continue
-            dead = not slot["proc"].is_alive()
-            late = time.monotonic() - slot["since"] > self.job_timeout
-            if not (dead or late):
-                continue
-            if late and not dead:
-                slot["proc"].kill()
-                slot["proc"].join()
-            _, job = tickets.pop(slot["job"])
-            code = slot["proc"].exitcode
-            why = ("WorkerTimeout", f"the job ran past {self.job_timeout:g} s") if late and not dead else \
-                  ("WorkerCrash", f"the worker process exited with code {code}")
-            self.slots[i] = self._start(i)
-            on_result(job, {"error": {"error_type": why[0], "error_msg": why[1]}})
+    def _replace(self, i: int, on_result: OnResult) -> None:
+        """Charge the job a worker held when it died or overran, and start a new worker."""
+        slot = self.slots[i]
+        dead = not slot["proc"].is_alive()
+        if not dead:
+            slot["proc"].kill()
+        slot["proc"].join()
+        slot["conn"].close()
+        why = (("WorkerCrash", f"the worker process exited with code {slot['proc'].exitcode}") if dead
+               else ("WorkerTimeout", f"the job ran past {self.job_timeout:g} s"))
+        job = slot["job"]
+        self.slots[i] = self._start(i)
+        on_result(job, {"error": {"error_type": why[0], "error_msg": why[1]}})
 
     def close(self) -> None:
         for slot in self.slots:
-            if slot["proc"].is_alive():
-                slot["inbox"].put(None)
+            try:
+                slot["conn"].send(None)
+            except (OSError, ValueError):
+                pass
         for slot in self.slots:
             slot["proc"].join(timeout=5)
             if slot["proc"].is_alive():
                 slot["proc"].kill()
+                slot["proc"].join()
+            slot["conn"].close()
         self.slots = []
 
 
