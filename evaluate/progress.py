@@ -25,8 +25,11 @@ class Progress:
             from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
             from rich.progress import Progress as Bars
 
+            from rich.console import Console
+
+            console = Console(file=self.stream, force_terminal=True) if self.stream is not sys.stderr else None
             self._bars = Bars(TextColumn("{task.description:<24}"), BarColumn(), MofNCompleteColumn(),
-                              TextColumn("{task.fields[last]}"), TimeRemainingColumn(), transient=False)
+                              TextColumn("{task.fields[last]}"), TimeRemainingColumn(), transient=False, console=console)
             self._overall = self._bars.add_task("all", total=len(jobs), last="")
             self._tasks = {t: self._bars.add_task(t, total=n, last="") for t, n in sorted(per_task.items())}
             self._bars.start()

@@ -243,3 +243,24 @@ def test_ray_engine_runs_the_same_jobs(tmp_path):
     assert proc.returncode == 0, proc.stderr
     s = json.loads((out / "summary.json").read_text())
     assert s["by_status"]["passed"] == 1 and s["by_status"]["incorrect"] == 1 and s["environment"]["engine"] == "ray"
+
+
+def test_progress_on_a_terminal_and_off_it():
+    import io
+
+    from tritonlint.evaluate.progress import Progress
+
+    jobs = [("a/t1/gelu.py#r1", "t1/gelu"), ("b/t1/gelu.py#r1", "t1/gelu"), ("a/t2/rope.py#r1", "t2/rope")]
+    for rich in (True, False):
+        stream = io.StringIO()
+        p = Progress(rich=rich, stream=stream)
+        p.start(jobs, reused=2)
+        for key, task in jobs:
+            p.done(key, task, "passed 1.50x")
+        p.finish()
+        text = stream.getvalue()
+        assert "resuming: 2 finished job(s) reused, 3 to run" in text
+        if rich:  # bars per task and overall, counted to the end
+            assert "t1/gelu" in text and "t2/rope" in text and "3/3" in text and "2/2" in text
+        else:
+            assert "[3/3] a/t2/rope.py#r1: passed 1.50x" in text and "ETA" in text
