@@ -79,7 +79,7 @@ def main(argv: list[str]) -> int:
     try:
         records, found, env = evaluate(opts, Progress(rich=is_tty()))
     except BackendUnavailable as e:
-        print(f"tritonlint eval: error: {e}", file=sys.stderr)
+        print(f"tritonlint eval: error: {str(e).replace('--run: ', '')}", file=sys.stderr)
         return USAGE_ERROR
     options = {k: (str(v) if isinstance(v, Path) else v) for k, v in dataclasses.asdict(opts).items()}
     written = write_all(args.out, records, found, env, options)
@@ -87,7 +87,7 @@ def main(argv: list[str]) -> int:
     write_report(args.out, records, written, board)
     s = written["summary"]
     counts = ", ".join(f"{n} {k}" for k, n in s["by_status"].items() if n)
-    print(f"tritonlint eval: {s['total']} submissions ({counts}) in {env['elapsed_s']:.1f} s -> {args.out}/report.md")
+    print(f"tritonlint eval: {s['total']} submissions{f' ({counts})' if counts else ''} in {env['elapsed_s']:.1f} s -> {args.out}/report.md")
     if found.unmatched:
         print(f"tritonlint eval: {len(found.unmatched)} .py file(s) fit no layout (listed in summary.json)", file=sys.stderr)
     return 0

@@ -228,6 +228,21 @@ def test_eval_usage_errors(tmp_path):
     assert run_eval(tmp_path / "missing").returncode == 2
     r = run_eval(tmp_path, "--repeats", "0")
     assert r.returncode == 2 and "--repeats must be at least 1" in r.stderr
+    r = run_eval(tmp_path, "--report-only")
+    assert r.returncode == 2 and "--report-only needs the --backend" in r.stderr
+    empty = run_eval(tmp_path, "--lint-only", "--out", tmp_path / "out")
+    assert empty.returncode == 0 and "0 submissions in" in empty.stdout
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
+def test_eval_without_a_device_says_so_in_one_line(tmp_path):
+    import torch
+
+    if torch.cuda.is_available() or importlib.util.find_spec("torch_npu"):
+        pytest.skip("this machine has an accelerator")
+    r = run_eval(tmp_path, "--out", tmp_path / "out")
+    assert r.returncode == 2
+    assert r.stderr.strip() == "tritonlint eval: error: no NPU or CUDA device found (use --backend cpu for a correctness-only run)"
 
 
 @pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray is not installed (the [ray] extra)")
