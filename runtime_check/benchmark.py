@@ -23,6 +23,8 @@ from pathlib import Path
 import torch
 
 from tritonlint.runtime_check.backends import Backend, BackendUnavailable, get_backend
+from tritonlint.runtime_check.compare import compare_outputs
+from tritonlint.runtime_check.runner import run_side
 from tritonlint.runtime_check.score import overall_speedup
 from tritonlint.runtime_check.tasks import load_module
 from tritonlint.runtime_check.verify import describe, seed002_parser, task_files, verify_file_name
@@ -51,19 +53,25 @@ def l1_gate(verify_json: Path) -> str | None:
 
 def benchmark(task_path: Path, impl_path: Path, backend: Backend, *, warmup: int = 5, repeats: int = 50,
               skip_framework: bool = False, framework_latency_ms: float | None = None, timeout: float = 900,
-              op_name: str | None = None, operators: bool = False, cache_dir: str | None = None) -> dict:
+              op_name: str | None = None, operators: bool = False, cache_dir: str | None = None,
+              expected: list | None = None, policy: str = "mere_mare") -> dict:
+    """`expected`: the reference's outputs for the seed-0 inputs (what verify's case 1 got);
+    without it a reference child computes them. The candidate's output of its last timed
+    call must match them: a kernel that is right once and wrong when called again, or that
+    does less work once it is being timed, fails the shape instead of scoring."""
     task = load_module(task_path)
     small = backend.name == "cpu" and hasattr(task, "get_small_inputs")
     torch.manual_seed(0)
     shapes = [task.get_small_inputs() if small else task.get_inputs()]
     per_shape, speedups = [], []
+    inplace = bool(getattr(task, "INPLACE_OUTPUTS", None))  # repeated calls move the state on: no single-call answer
     with tempfile.TemporaryDirectory(prefix="tritonlint-bench-") as tmp:
         for idx, inputs in enumerate(shapes, start=1):
-            payload, out = Path(tmp) / f"in{idx}.pt", Path(tmp) / f"out{idx}.json"
+            payload, out, last = Path(tmp) / f"case{idx}.pt", Path(tmp) / f"out{idx}.json", Path(tmp) / f"last{idx}.pt"
             torch.save({"init": list(task.get_init_inputs()), "inputs": inputs, "seed": 0}, payload)
             cmd = [sys.executable, "-m", "tritonlint.runtime_check.timing", "--task", str(task_path), "--impl", str(impl_path),
                    "--inputs", str(payload), "--device", backend.device, "--warmup", str(warmup), "--repeats", str(repeats),
-                   "--out", str(out)] + (["--skip_framework"] if skip_framework else []) + (["--operators"] if operators else [])
+                   "--out", str(out), "--outputs", str(last)] + (["--skip_framework"] if skip_framework else []) + (["--operators"] if operators else [])
             row = {"case_idx": idx, "input_desc": describe(inputs), "status": "fail", "framework": None,
                    "implementation": None, "speedup_vs_torch": None, "error_type": None, "error_msg": None}
             try:
@@ -71,6 +79,10 @@ def benchmark(task_path: Path, impl_path: Path, backend: Backend, *, warmup: int
                 timing = json.loads(out.read_text()) if out.exists() else {"error_type": "Crash", "error_msg": "timing process left no result"}
             except subprocess.TimeoutExpired:
                 timing = {"error_type": "Timeout", "error_msg": f"no result within {timeout:g} s"}
+            if "error_type" not in timing and not inplace:
+                integer_inputs = all(not t.is_floating_point() for t in inputs if isinstance(t, torch.Tensor))
+                timing = _check_last_call(timing, last, expected, backend, task_path, Path(tmp), idx, timeout, policy,
+                                          integer_inputs)
             if "error_type" in timing:
                 row.update(error_type=timing["error_type"], error_msg=timing["error_msg"])
                 speedups.append(None)
@@ -106,6 +118,25 @@ def benchmark(task_path: Path, impl_path: Path, backend: Backend, *, warmup: int
         "timing": "device events, L2-sized flush before every repeat, median" if backend.times
                   else "cpu backend: Triton's interpreter; these times are not a performance measurement",
     }
+
+
+def _check_last_call(timing: dict, last: Path, expected, backend: Backend, task_path: Path, folder: Path, idx: int,
+                     timeout: float, policy: str, integer_inputs: bool) -> dict:
+    try:
+        got = torch.load(last, weights_only=True)["outputs"]
+    except Exception as e:  # missing or not plain tensors: the candidate's process tampered with it
+        return {"error_type": "TimedOutputMissing", "error_msg": f"the timed calls left no readable output ({type(e).__name__})"}
+    if expected is None:
+        ref = run_side(backend, task_path, "Model", folder, [idx], timeout)[idx]
+        if not ref.get("ok"):
+            return {"error_type": "ReferenceError", "error_msg": f"the reference failed: {ref['error_type']}"}
+        expected = ref["outputs"]
+    bad = [(i, v) for i, v in enumerate(compare_outputs(expected, got, policy, integer_inputs)) if not v.passed]
+    if bad:
+        i, v = bad[0]
+        return {"error_type": "TimedOutputMismatch",
+                "error_msg": f"the output of the last timed call differs from the reference: output {i}: {v.message}"}
+    return timing
 
 
 def main(argv: list[str] | None = None) -> int:

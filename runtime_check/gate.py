@@ -60,8 +60,9 @@ def run_gate(path: str, lint_valid: bool, lint_skipped: bool, backend: Backend, 
         return {"skipped": "no reference task found (pass --reference TASK.py, or name files {op}_torch.py / {op}_{impl}.py)"}
     with tempfile.TemporaryDirectory(prefix="tritonlint-cache-") as fresh:
         cache = fresh if opts.fresh_cache else None
+        kept: dict = {}
         v = verify(ref, impl, backend, seeds=opts.seeds, timeout=opts.timeout, policy=opts.policy, op_name=impl.stem,
-                   probe_state=opts.probe_state, cache_dir=cache)
+                   probe_state=opts.probe_state, cache_dir=cache, keep=kept)
         correct = v["total_cases"] > 0 and v["passed_cases"] == v["total_cases"]
         out: dict = {"reference": str(ref), "verify": v, "benchmark": None, "score": None}
         if not correct:
@@ -70,7 +71,8 @@ def run_gate(path: str, lint_valid: bool, lint_skipped: bool, backend: Backend, 
             out["benchmark_skipped"] = "cpu backend (Triton's interpreter): correctness only, no timing claims"
         else:
             perf = benchmark(ref, impl, backend, timeout=opts.timeout, op_name=impl.stem, operators=opts.operators,
-                             cache_dir=cache, warmup=opts.warmup, repeats=opts.repeats)
+                             cache_dir=cache, warmup=opts.warmup, repeats=opts.repeats, expected=kept.get("outputs"),
+                             policy=opts.policy)
             out["benchmark"] = perf
             raw = score(perf["speedup_vs_torch"], correct)
             out["score"] = {"speedup": perf["speedup_vs_torch"], "raw": raw, "tier": tier,

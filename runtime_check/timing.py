@@ -25,42 +25,71 @@ def _timer(device: str):
     event_cls = _EVENT if _EVENT is not None else mod.Event
     elapsed = _ELAPSED if _ELAPSED is not None else event_cls.elapsed_time
 
-    def run(fn) -> float:
+    def run(fn):
         start = event_cls(device=device, enable_timing=True) if _EVENT is not None else event_cls(enable_timing=True)
         end = event_cls(device=device, enable_timing=True) if _EVENT is not None else event_cls(enable_timing=True)
         start.record()
-        fn()
+        out = fn()
         end.record()
         end.synchronize()
-        return elapsed(start, end)
+        return elapsed(start, end), out
 
     return run
 
 
-def _wall(fn) -> float:
+def _wall(fn):
     t = _PERF_COUNTER()
-    fn()
-    return (_PERF_COUNTER() - t) * 1e3
+    out = fn()
+    return (_PERF_COUNTER() - t) * 1e3, out
 
 
-def measure(fn, device: str, warmup: int, repeats: int) -> dict:
+def _tensors(value) -> list:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _tensors(v)]
+    return []
+
+
+def scrubber(inputs):
+    """Zero a call's outputs once it is timed, so the memory the allocator hands out next
+    (to the candidate, later in this process) holds no reference result. Outputs that share
+    storage with an input are left alone."""
+    keep = {t.untyped_storage().data_ptr() for t in _tensors(inputs)}
+
+    def scrub(out) -> None:
+        for t in _tensors(out):
+            if t.untyped_storage().data_ptr() not in keep:
+                t.detach().zero_()
+
+    return scrub
+
+
+def measure(fn, device: str, warmup: int, repeats: int, after=None) -> tuple[dict, object]:
+    """Median of `repeats` timed calls after `warmup`; also the last call's output.
+    `after(out)` runs on every output outside the timed region."""
     flush = torch.empty(FLUSH_BYTES if device != "cpu" else 1 << 20, dtype=torch.int8, device=device)
     timer = _timer(device)
     mod = getattr(torch, device, None)
     for _ in range(warmup):
-        fn()
+        out = fn()
+        if after:
+            after(out)
     if device != "cpu":
         mod.synchronize()
         mod.reset_peak_memory_stats()
-    times = []
+    times, out = [], None
     for _ in range(repeats):
         flush.zero_()
-        times.append(timer(fn))
+        ms, out = timer(fn)
+        times.append(ms)
+        if after:
+            after(out)
     q = statistics.quantiles(times, n=10) if len(times) >= 2 else [times[0]] * 9
     peak = mod.max_memory_allocated() / 2**20 if device != "cpu" else 0.0
     return {"avg_latency_ms": statistics.median(times), "min_ms": min(times), "p20_ms": q[1], "p80_ms": q[7],
             "mean_ms": statistics.fmean(times), "peak_memory_mb": round(peak, 2), "repeats": repeats,
-            "times_ms": [round(t, 6) for t in times]}
+            "times_ms": [round(t, 6) for t in times]}, out
 
 
 def operators(fn, device: str, calls: int = 5, top: int = 20) -> dict[str, float]:
@@ -101,7 +130,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip_framework", action="store_true")
     ap.add_argument("--operators", action="store_true", help="add the torch profiler's per-operator breakdown")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--outputs", help="save the candidate's output of the last timed call here")
     args = ap.parse_args(argv)
+    from tritonlint.runtime_check.child import _portable
     from tritonlint.runtime_check.tasks import load_module
 
     payload = torch.load(args.inputs, weights_only=True)
@@ -114,9 +145,16 @@ def main(argv: list[str] | None = None) -> int:
                 torch.manual_seed(payload.get("seed", 0))
                 model = getattr(load_module(path), cls)(*payload["init"])
                 model = model.to(args.device) if isinstance(model, torch.nn.Module) else model
-                result[side] = measure(lambda m=model: m(*inputs), args.device, args.warmup, args.repeats)
-                if args.operators:
-                    result[side]["operators"] = operators(lambda m=model: m(*inputs), args.device)
+                framework = side == "framework"
+                ops = operators(lambda m=model: m(*inputs), args.device) if args.operators and framework else None
+                result[side], last = measure(lambda m=model: m(*inputs), args.device, args.warmup, args.repeats,
+                                             after=scrubber(inputs) if framework else None)  # scrubs the profiled calls' leftovers too
+                if not framework:
+                    if args.outputs:
+                        torch.save({"ok": True, "outputs": _portable(last)}, args.outputs)
+                    ops = operators(lambda m=model: m(*inputs), args.device) if args.operators else None
+                if ops is not None:
+                    result[side]["operators"] = ops
     except BaseException as e:
         result = {"error_type": type(e).__name__, "error_msg": str(e)[-2000:]}
     with open(args.out, "w") as f:

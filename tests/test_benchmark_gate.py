@@ -96,3 +96,16 @@ def test_speedup_bookkeeping_follows_seed_002():
     assert buckets == {"none": [3], "nan": [4], "zero": [5], "negative": [6], "inf": [7]}
     assert overall_speedup([None, float("nan")])[0] is None
     assert math.isclose(overall_speedup([1.5])[0], 1.5)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="triton is not installed")
+@pytest.mark.parametrize("name", ["timing_aware", "wrong_when_repeated"])
+def test_timed_calls_must_still_be_right(folder, name):
+    """Verified once per process, then different when timed: the shape fails, nothing is scored."""
+    shutil.copy(ROOT / "tests" / "fixtures" / "hostile" / f"gelu_{name}.py", folder / "gelu_triton_ascend_impl.py")
+    run = bench(folder, "--verify_not_required")
+    assert run.returncode == 0, run.stderr
+    r = json.loads((folder / "perf_result.json").read_text())
+    row = r["per_shape_results"][0]
+    assert (row["status"], row["error_type"]) == ("fail", "TimedOutputMismatch")
+    assert "last timed call" in row["error_msg"] and r["speedup_vs_torch"] is None and r["none_indices"] == [1]
