@@ -14,8 +14,8 @@ for f in d["files"]:
     rt = f["runtime"]; b = rt.get("benchmark") or {}
     print(f["path"].split("/")[-1], rt["verify"]["passed_cases"], "/", rt["verify"]["total_cases"], "speedup", b.get("speedup_vs_torch"),
           [r["status"] + ":" + str(r["error_type"]) for r in b.get("per_shape_results", [])],
-          "busy_after_end_ms", [(r["framework"] or {}).get("busy_after_end_ms") for r in b.get("per_shape_results", [])],
-          [(r["implementation"] or {}).get("busy_after_end_ms") for r in b.get("per_shape_results", [])])
+          "after_end_ms", [(r["framework"] or {}).get("after_end_ms") for r in b.get("per_shape_results", [])],
+          [(r["implementation"] or {}).get("after_end_ms") for r in b.get("per_shape_results", [])])
 PY
 for h in timing_aware wrong_when_repeated side_stream; do
   rm -rf g && mkdir g && cp $R/cases/t1/gelu/gelu_torch.py g/ && cp $R/tests/fixtures/hostile/gelu_$h.py g/gelu_triton_ascend_impl.py
