@@ -1,4 +1,4 @@
-"""Command line: `tritonlint PATH...`, `tritonlint rules`, `tritonlint explain CODE`."""
+"""Command line: `tritonlint PATH...`, `tritonlint rules`, `tritonlint explain CODE`, `tritonlint eval DIR`."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="tritonlint",
         description="Check Triton kernel submissions (ModelNew.forward must do its math in Triton kernels).",
-        epilog="Also: `tritonlint rules` lists the catalog, `tritonlint explain CODE` prints one rule's doc.",
+        epilog="Also: `tritonlint rules` lists the catalog, `tritonlint explain CODE` prints one rule's doc, "
+               "`tritonlint eval DIR` evaluates many submissions (see `tritonlint eval --help`).",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="files or folders (folders: every *.py below)")
     p.add_argument("--json", action="store_true", help="same as --format json")
