@@ -15,6 +15,11 @@ import torch
 _EVENT = getattr(torch, "Event", None)
 _ELAPSED = _EVENT.elapsed_time if _EVENT is not None else None
 _PERF_COUNTER = __import__("time").perf_counter
+_SYNC = {d: getattr(getattr(torch, d, None), "synchronize", None) for d in ("cuda", "npu")}  # before any submission
+# Work left on the device after the end event (another stream, which the events do not see):
+# the host-timed wait of a device-wide synchronize right after the end event, median over the
+# timed calls, may not exceed this fraction of the event time plus this floor.
+UNTIMED_FRACTION, UNTIMED_FLOOR_MS = 0.1, 0.008
 FLUSH_BYTES = 256 * 1024 * 1024  # larger than any current device's L2
 
 
@@ -25,14 +30,20 @@ def _timer(device: str):
     event_cls = _EVENT if _EVENT is not None else mod.Event
     elapsed = _ELAPSED if _ELAPSED is not None else event_cls.elapsed_time
 
+    sync = _SYNC.get(device) or mod.synchronize
+
     def run(fn):
+        """(ms between the events around the call, its output, ms the host then waits for every
+        stream of the device to finish: ~0 for honest code)."""
         start = event_cls(device=device, enable_timing=True) if _EVENT is not None else event_cls(enable_timing=True)
         end = event_cls(device=device, enable_timing=True) if _EVENT is not None else event_cls(enable_timing=True)
         start.record()
         out = fn()
         end.record()
         end.synchronize()
-        return elapsed(start, end), out
+        t = _PERF_COUNTER()
+        sync()
+        return elapsed(start, end), out, (_PERF_COUNTER() - t) * 1e3
 
     return run
 
@@ -40,7 +51,11 @@ def _timer(device: str):
 def _wall(fn):
     t = _PERF_COUNTER()
     out = fn()
-    return (_PERF_COUNTER() - t) * 1e3, out
+    return (_PERF_COUNTER() - t) * 1e3, out, 0.0
+
+
+class UntimedWork(Exception):
+    pass
 
 
 def _tensors(value) -> list:
@@ -78,18 +93,19 @@ def measure(fn, device: str, warmup: int, repeats: int, after=None) -> tuple[dic
     if device != "cpu":
         mod.synchronize()
         mod.reset_peak_memory_stats()
-    times, out = [], None
+    times, waits, out = [], [], None
     for _ in range(repeats):
         flush.zero_()
-        ms, out = timer(fn)
+        ms, out, wait = timer(fn)
         times.append(ms)
+        waits.append(wait)
         if after:
             after(out)
     q = statistics.quantiles(times, n=10) if len(times) >= 2 else [times[0]] * 9
     peak = mod.max_memory_allocated() / 2**20 if device != "cpu" else 0.0
     return {"avg_latency_ms": statistics.median(times), "min_ms": min(times), "p20_ms": q[1], "p80_ms": q[7],
             "mean_ms": statistics.fmean(times), "peak_memory_mb": round(peak, 2), "repeats": repeats,
-            "times_ms": [round(t, 6) for t in times]}, out
+            "times_ms": [round(t, 6) for t in times], "sync_wait_ms": statistics.median(waits)}, out
 
 
 def operators(fn, device: str, calls: int = 5, top: int = 20) -> dict[str, float]:
@@ -150,6 +166,10 @@ def main(argv: list[str] | None = None) -> int:
                 result[side], last = measure(lambda m=model: m(*inputs), args.device, args.warmup, args.repeats,
                                              after=scrubber(inputs) if framework else None)  # scrubs the profiled calls' leftovers too
                 if not framework:
+                    wait, event = result[side]["sync_wait_ms"], result[side]["avg_latency_ms"]
+                    if wait > UNTIMED_FRACTION * event + UNTIMED_FLOOR_MS:
+                        raise UntimedWork(f"after the end event the device stayed busy {wait:.4f} ms (median), against "
+                                          f"{event:.4f} ms between the events: work on a stream the events do not see")
                     if args.outputs:
                         torch.save({"ok": True, "outputs": _portable(last)}, args.outputs)
                     ops = operators(lambda m=model: m(*inputs), args.device) if args.operators else None

@@ -109,3 +109,14 @@ def test_timed_calls_must_still_be_right(folder, name):
     row = r["per_shape_results"][0]
     assert (row["status"], row["error_type"]) == ("fail", "TimedOutputMismatch")
     assert "last timed call" in row["error_msg"] and r["speedup_vs_torch"] is None and r["none_indices"] == [1]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None or not __import__("torch").cuda.is_available(),
+                    reason="needs a CUDA device (side streams); run on the device tool")
+def test_work_on_a_side_stream_is_not_timed_as_free(folder):
+    shutil.copy(ROOT / "tests" / "fixtures" / "hostile" / "gelu_side_stream.py", folder / "gelu_triton_ascend_impl.py")
+    run = subprocess.run([sys.executable, "-m", "tritonlint.runtime_check.benchmark", "--op_name", "gelu", "--verify_dir",
+                          str(folder), "--backend", "cuda", "--verify_not_required"], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    row = json.loads((folder / "perf_result.json").read_text())["per_shape_results"][0]
+    assert (row["status"], row["error_type"]) == ("fail", "UntimedWork") and "stream the events do not see" in row["error_msg"]
