@@ -14,7 +14,7 @@ for f in d["files"]:
     rt = f["runtime"]; b = rt.get("benchmark") or {}
     print(f["path"].split("/")[-1], rt["verify"]["passed_cases"], "/", rt["verify"]["total_cases"], "speedup", b.get("speedup_vs_torch"),
           [r["status"] + ":" + str(r["error_type"]) for r in b.get("per_shape_results", [])],
-          "sync_wait_ms", [((r.get(k) or {}).get("sync_wait_ms"), (r.get(k) or {}).get("avg_latency_ms"))
+          "sync_wait_ms", [((r.get(k) or {}).get("sync_wait_ms"), (r.get(k) or {}).get("idle_sync_wait_ms"), (r.get(k) or {}).get("avg_latency_ms"))
                            for r in b.get("per_shape_results", []) for k in ("framework", "implementation")])
 PY
 for h in timing_aware wrong_when_repeated side_stream; do
