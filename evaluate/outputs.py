@@ -12,6 +12,7 @@ import ast
 import csv
 import io
 import json
+import math
 import statistics
 import textwrap
 import time
@@ -19,6 +20,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from tritonlint import __version__
+from tritonlint.runtime_check.score import score
 from tritonlint.runtime_check.tasks import TIER_WEIGHTS, Case
 from tritonlint.writer import write_atomic
 
@@ -125,19 +127,13 @@ def csv_rows(records: list[Record]) -> list[dict]:
                 shaped = True
                 fw, impl = row.get("framework") or {}, row.get("implementation") or {}
                 s = row.get("speedup_vs_torch")
-                raw = _score(s, rec.correct)
+                raw = score(s, rec.correct)
                 rows.append({**base, "repeat": k, "shape": row["case_idx"], "input_desc": json.dumps(row["input_desc"]),
                              "baseline_ms": fw.get("avg_latency_ms"), "solution_ms": impl.get("avg_latency_ms"),
                              "speedup": s, "score": raw, "weighted_score": raw * TIER_WEIGHTS.get(rec.sub.case.tier, 1.0)})
         if not shaped:
             rows.append({**base, "repeat": None, "shape": None, "score": rec.raw_score, "weighted_score": rec.weighted_score})
     return rows
-
-
-def _score(s, correct):
-    from tritonlint.runtime_check.score import score
-
-    return score(s, correct)
 
 
 def write_csv(path: Path, records: list[Record]) -> None:
@@ -195,8 +191,6 @@ def summary(records: list[Record], found: Found, env: dict, options: dict) -> di
 
 
 def _geomean(xs: list[float]) -> float | None:
-    import math
-
     xs = [x for x in xs if x and x > 0 and math.isfinite(x)]
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
 

@@ -61,7 +61,7 @@ class Record:
             return "not_run"
         worst = "passed"
         for run in self.runs:
-            s = _run_status(run)
+            s = run_status(run)
             if STATUSES.index(s) > STATUSES.index(worst):
                 worst = s
         return worst
@@ -137,7 +137,8 @@ class Record:
         return out
 
 
-def _run_status(run: dict) -> str:
+def run_status(run: dict) -> str:
+    """One gate run's outcome: passed, incorrect, timeout, failed, or not_run."""
     if "error" in run:
         return "failed"
     v = run.get("verify")

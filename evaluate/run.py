@@ -24,7 +24,7 @@ from tritonlint.writer import write_atomic
 
 from .discover import Found, discover_submissions
 from .progress import Progress
-from .records import Lint, Record
+from .records import Lint, Record, run_status
 
 
 @dataclasses.dataclass
@@ -117,9 +117,7 @@ def _gate_all(records: list[Record], opts: EvalOptions, runs_dir: Path, progress
 
 
 def _label(rec: Record, runtime: dict) -> str:
-    from .records import _run_status
-
-    status = _run_status(runtime)
+    status = run_status(runtime)
     s = (runtime.get("benchmark") or {}).get("speedup_vs_torch")
     return f"{status} {s:.2f}x" if s else status
 
