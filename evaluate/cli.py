@@ -7,7 +7,8 @@ import dataclasses
 import sys
 from pathlib import Path
 
-from tritonlint.runtime_check.gate import CASES
+from tritonlint.cli import TOLERANCES
+from tritonlint.runtime_check.tasks import CASES
 
 USAGE_ERROR = 2
 
@@ -30,7 +31,7 @@ def parser() -> argparse.ArgumentParser:
                    help="rebuild the outputs from the finished jobs in --out/runs (same options and --backend as that run); gate nothing")
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--timeout", type=float, default=900.0, help="seconds per case in each child")
-    p.add_argument("--tolerance", default="mere_mare", choices=("mere_mare", "allclose", "seed001_strict", "exact", "three_term"))
+    p.add_argument("--tolerance", default="mere_mare", choices=TOLERANCES)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--bench-repeats", type=int, default=50, help="timed calls per benchmark (seed 002's --repeats)")
     p.add_argument("--operators", action="store_true", help="per-operator device time from the torch profiler")

@@ -23,7 +23,7 @@ from pathlib import Path
 import torch
 
 from tritonlint.runtime_check.backends import Backend, BackendUnavailable, get_backend
-from tritonlint.runtime_check.compare import compare_outputs
+from tritonlint.runtime_check.compare import compare_outputs, all_integer
 from tritonlint.runtime_check.runner import run_side
 from tritonlint.runtime_check.score import overall_speedup
 from tritonlint.runtime_check.tasks import load_module
@@ -80,9 +80,8 @@ def benchmark(task_path: Path, impl_path: Path, backend: Backend, *, warmup: int
             except subprocess.TimeoutExpired:
                 timing = {"error_type": "Timeout", "error_msg": f"no result within {timeout:g} s"}
             if "error_type" not in timing and not inplace:
-                integer_inputs = all(not t.is_floating_point() for t in inputs if isinstance(t, torch.Tensor))
                 timing = _check_last_call(timing, last, expected, backend, task_path, Path(tmp), idx, timeout, policy,
-                                          integer_inputs)
+                                          all_integer(inputs))
             if "error_type" in timing:
                 row.update(error_type=timing["error_type"], error_msg=timing["error_msg"])
                 speedups.append(None)
@@ -121,7 +120,7 @@ def benchmark(task_path: Path, impl_path: Path, backend: Backend, *, warmup: int
 
 
 def _check_last_call(timing: dict, last: Path, expected, backend: Backend, task_path: Path, folder: Path, idx: int,
-                     timeout: float, policy: str, integer_inputs: bool) -> dict:
+                     timeout: float, policy: str, exact_ints: bool) -> dict:
     try:
         got = torch.load(last, weights_only=True)["outputs"]
     except Exception as e:  # missing or not plain tensors: the candidate's process tampered with it
@@ -131,7 +130,7 @@ def _check_last_call(timing: dict, last: Path, expected, backend: Backend, task_
         if not ref.get("ok"):
             return {"error_type": "ReferenceError", "error_msg": f"the reference failed: {ref['error_type']}"}
         expected = ref["outputs"]
-    bad = [(i, v) for i, v in enumerate(compare_outputs(expected, got, policy, integer_inputs)) if not v.passed]
+    bad = [(i, v) for i, v in enumerate(compare_outputs(expected, got, policy, exact_ints)) if not v.passed]
     if bad:
         i, v = bad[0]
         return {"error_type": "TimedOutputMismatch",

@@ -9,9 +9,9 @@ from pathlib import Path
 from tritonlint.runtime_check.backends import Backend
 from tritonlint.runtime_check.benchmark import benchmark
 from tritonlint.runtime_check.score import score, weighted
+from tritonlint.runtime_check.tasks import CASES
 from tritonlint.runtime_check.verify import verify
 
-CASES = Path(__file__).resolve().parent.parent / "cases"
 
 
 def find_reference(impl: Path, explicit: str | None) -> tuple[Path | None, str | None]:

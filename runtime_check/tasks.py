@@ -9,6 +9,7 @@ from pathlib import Path
 from types import ModuleType
 
 IMPL = "triton_ascend_impl"  # seed 002's default --triton_impl_name
+CASES = Path(__file__).resolve().parent.parent / "cases"  # the bundled reference tasks (a source checkout)
 TIER_WEIGHTS = {"t1": 1.0, "t2": 1.5, "t3": 2.0, "t4": 2.5, "t5": 3.0}
 
 

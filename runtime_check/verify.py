@@ -15,6 +15,7 @@ exist in the candidate's process. Exit 0 when every case passed, 1 otherwise
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
@@ -27,7 +28,7 @@ from pathlib import Path
 import torch
 
 from tritonlint.runtime_check.backends import Backend, BackendUnavailable, get_backend
-from tritonlint.runtime_check.compare import POLICIES, compare_outputs, flatten_outputs
+from tritonlint.runtime_check.compare import POLICIES, compare_outputs, flatten_outputs, all_integer
 from tritonlint.runtime_check.runner import run_side
 from tritonlint.runtime_check.tasks import IMPL, load_module
 
@@ -68,6 +69,7 @@ def environment(backend: Backend) -> dict:
     return env
 
 
+@functools.lru_cache(maxsize=None)  # a subprocess; the driver does not change under a running process
 def driver_version(backend: str) -> str | None:
     """The accelerator driver's version, from the vendor's own tool or file; None when unknown."""
     if backend == "cuda" and shutil.which("nvidia-smi"):
@@ -174,8 +176,7 @@ def _check(inputs, ref: dict, cand: dict, inplace: list[int], policy: str, diffs
             return {"error_type": "InputModified", "error_msg": f"input {i} was modified by the candidate"}
     refs = flatten_outputs(ref["outputs"]) + [ref["inputs_after"][i] for i in inplace]
     outs = flatten_outputs(cand["outputs"]) + [after[i] for i in inplace]
-    integer_inputs = all(not t.is_floating_point() for t in inputs if isinstance(t, torch.Tensor))
-    verdicts = compare_outputs(refs, outs, policy, integer_inputs)
+    verdicts = compare_outputs(refs, outs, policy, all_integer(inputs))
     for v in verdicts:  # seed 001's two error figures, the worst over outputs and cases
         for key in ("max_abs_diff", "max_rel_diff"):
             if isinstance(v.stats.get(key), (int, float)):

@@ -279,3 +279,10 @@ def test_progress_on_a_terminal_and_off_it():
             assert "t1/gelu" in text and "t2/rope" in text and "3/3" in text and "2/2" in text
         else:
             assert "[3/3] a/t2/rope.py#r1: passed 1.50x" in text and "ETA" in text
+
+
+def test_lint_only_evaluation_never_imports_torch(tmp_path):
+    code = ("import sys, tritonlint.evaluate.cli as c; c.main(['" + str(tmp_path) + "', '--lint-only', '--out', '"
+            + str(tmp_path / "out") + "']); print('torch' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("False"), proc.stderr
