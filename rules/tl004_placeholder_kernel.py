@@ -3,7 +3,9 @@ from __future__ import annotations
 import libcst as cst
 
 from tritonlint import torch_api
-from tritonlint.model import Function, ModuleModel, iter_subtree
+from tritonlint.bindings import Function
+from tritonlint.model import ModuleModel
+from tritonlint.syntax import iter_subtree
 from tritonlint.rule import Context, Diagnostic, Rule
 
 _LOADS = ("triton.language.load", "triton.language.load_tensor_descriptor")
@@ -163,20 +165,19 @@ def _jit_function_computes(m: ModuleModel, k: Function, data_params: frozenset, 
         if len(data) == before:
             break
 
-    facts = k.facts
-    for op, scope in facts[cst.BinaryOperation]:
+    for op, scope in k.nodes(cst.BinaryOperation):
         if carries(op.left, scope) or carries(op.right, scope):
             return True
-    for op, scope in facts[cst.UnaryOperation]:
+    for op, scope in k.nodes(cst.UnaryOperation):
         if not isinstance(op.operator, cst.Not) and carries(op.expression, scope):
             return True
-    for op, scope in facts[cst.Comparison]:
+    for op, scope in k.nodes(cst.Comparison):
         if carries(op, scope):
             return True
-    for op, scope in facts[cst.AugAssign]:
+    for op, scope in k.nodes(cst.AugAssign):
         if carries(op.target, scope) or carries(op.value, scope):
             return True
-    for call, scope in facts[cst.Call]:
+    for call, scope in k.nodes(cst.Call):
         for helper in m.resolve(call.func, scope):
             if isinstance(helper, Function) and helper.is_kernel:
                 fed = frozenset(_fed_params(helper, call, lambda e: carries(e, scope)))

@@ -4,7 +4,7 @@ from typing import Iterator
 
 import libcst as cst
 
-from tritonlint.model import External
+from tritonlint.bindings import BindingKind, External
 from tritonlint.rule import Context, Diagnostic, Rule
 
 _CACHES = frozenset({"functools.cache", "functools.lru_cache", "functools.cached_property", "functools.lru_cache()"})
@@ -119,7 +119,7 @@ class ResultCache(Rule):
                     continue  # writing into a tensor is TL003's business
                 if m.self_class(sub.value.value if isinstance(sub.value, cst.Attribute) else None, scope) or _is_global(m, sub.value, scope):
                     yield self.report(sub, "stores a result into a container that outlives the forward call")
-            for node, _ in f.facts[cst.Global]:
+            for node, _ in f.nodes(cst.Global):
                 yield self.report(node, "forward writes module-level state")
         entry_cls = m.entry_class
         for c in [entry_cls] if entry_cls else []:
@@ -139,4 +139,4 @@ def _is_global(m, expr, scope) -> bool:
     if not isinstance(expr, cst.Name):
         return False
     bindings = m.lookup(expr.value, scope)
-    return bool(bindings) and bindings[0].scope is m.module_scope and bindings[0].kind == "assign"
+    return bool(bindings) and bindings[0].scope is m.module_scope and bindings[0].kind is BindingKind.ASSIGN

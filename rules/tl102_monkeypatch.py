@@ -54,11 +54,11 @@ class Monkeypatch(Rule):
     def run(self, ctx: Context) -> Iterator[Diagnostic]:
         m = ctx.model
         for f in [m.module_function, *m.functions]:
-            for node, scope in f.facts[cst.Assign]:
+            for node, scope in f.nodes(cst.Assign):
                 for t in node.targets:
                     if isinstance(t.target, cst.Attribute) and self._patched(m, t.target.value, scope):
                         yield self.report(t.target, f"replaces `{m.module.code_for_node(t.target)}`")
-            for call, scope in f.facts[cst.Call]:
+            for call, scope in f.nodes(cst.Call):
                 if "builtins.setattr" in m.externals(call.func, scope) and call.args and self._patched(m, call.args[0].value, scope):
                     yield self.report(call, f"replaces an attribute of `{m.module.code_for_node(call.args[0].value)}` with setattr")
 

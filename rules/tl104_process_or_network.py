@@ -64,7 +64,7 @@ class ProcessOrNetwork(Rule):
     def run(self, ctx: Context) -> Iterator[Diagnostic]:
         m = ctx.model
         for f in [m.module_function, *m.functions]:
-            for call, scope in f.facts[cst.Call]:
+            for call, scope in f.nodes(cst.Call):
                 for q in m.externals(call.func, scope):
                     if q in _EXACT or q.startswith(_PREFIXES):
                         yield self.report(call, f"calls `{q}`: a submission must not leave the process or change its environment")

@@ -4,7 +4,9 @@ from typing import Iterator
 
 import libcst as cst
 
-from tritonlint.model import REFERENCE_CLASSES, REFERENCE_FUNCTIONS, ClassInfo, External, Function, dotted
+from tritonlint.bindings import ClassInfo, External, Function
+from tritonlint.model import REFERENCE_CLASSES, REFERENCE_FUNCTIONS
+from tritonlint.syntax import dotted
 from tritonlint.rule import Context, Diagnostic, Rule
 
 _REFERENCE_NAMES = REFERENCE_CLASSES | REFERENCE_FUNCTIONS
@@ -94,16 +96,16 @@ class ReferenceUse(Rule):
     def run(self, ctx: Context) -> Iterator[Diagnostic]:
         m = ctx.model
         for f in [m.module_function, *m.functions]:
-            for node, _ in f.facts[cst.ImportFrom]:
+            for node, _ in f.nodes(cst.ImportFrom):
                 mod = dotted(node.module) if node.module is not None else ""
                 names = [] if isinstance(node.names, cst.ImportStar) else [dotted(a.name) for a in node.names]
                 if (mod and _reference_module(mod)) or any(n in _REFERENCE_NAMES for n in names):
                     yield self.report(node, f"imports the reference task ({m.module.code_for_node(node).strip()})")
-            for node, _ in f.facts[cst.Import]:
+            for node, _ in f.nodes(cst.Import):
                 if any(_reference_module(dotted(a.name) or "") for a in node.names):
                     yield self.report(node, f"imports the reference task ({m.module.code_for_node(node).strip()})")
         for f in m.host_reachable():
-            for node, scope in f.facts[cst.Name]:
+            for node, scope in f.nodes(cst.Name):
                 if any(self._is_reference(m, t) for t in m.resolve(node, scope)):
                     yield self.report(node, f"forward uses the reference `{node.value}`")
 

@@ -130,10 +130,10 @@ class ForbiddenModuleWide(Rule):
             if id(f) in on_path:
                 continue
             inner = set()
-            for node, scope in f.facts[cst.Attribute]:
+            for node, scope in f.nodes(cst.Attribute):
                 inner.add(id(node.value))
             for node_type in (cst.Attribute, cst.Name):
-                for node, scope in f.facts[node_type]:
+                for node, scope in f.nodes(node_type):
                     if id(node) in inner:
                         continue  # report `nn.functional.relu` once, not also `nn.functional`
                     hits = [q for q in m.externals(node, scope) if forbidden(q)]

@@ -69,13 +69,13 @@ class DynamicAttrEvasion(Rule):
     def run(self, ctx: Context) -> Iterator[Diagnostic]:
         m = ctx.model
         for f in m.submission_functions():
-            for call, scope in f.facts[cst.Call]:
+            for call, scope in f.nodes(cst.Call):
                 names = m.externals(call.func, scope)
                 if "builtins.getattr" in names and call.args and self._torchish(m, call.args[0].value, scope):
                     yield self.report(call, f"`{m.module.code_for_node(call).strip()}` hides which torch function runs")
                 elif any(q in _DYNAMIC_IMPORTS or q in _NAMESPACE_DICTS for q in names):
                     yield self.report(call, f"`{names[0]}` makes the called function invisible to static checks")
-            for node, scope in f.facts[cst.Attribute]:
+            for node, scope in f.nodes(cst.Attribute):
                 if node.attr.value == "__dict__" and self._torchish(m, node.value, scope):
                     yield self.report(node, "reads a torch namespace through __dict__")
 

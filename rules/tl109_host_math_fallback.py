@@ -116,7 +116,7 @@ class HostMathFallback(Rule):
         at_construction = {id(f) for f in m.construction_path()}
         for f in m.submission_functions():
             torch_too = id(f) in at_construction and id(f) not in on_path
-            for call, scope in f.facts[cst.Call]:
+            for call, scope in f.nodes(cst.Call):
                 names = [q for q in m.externals(call.func, scope) if _transcendental(q)]
                 names = [q for q in names if torch_too or q.startswith("numpy.")]
                 method = call.func.attr.value if isinstance(call.func, cst.Attribute) else None

@@ -5,7 +5,8 @@ from typing import Iterator
 import libcst as cst
 
 from tritonlint.kernels import launch_arguments, param_roles
-from tritonlint.model import ModuleModel, Scope
+from tritonlint.bindings import BindingKind, Scope
+from tritonlint.model import ModuleModel
 from tritonlint.examples import LAUNCH, submission
 from tritonlint.rule import Context, Diagnostic, Rule
 
@@ -27,9 +28,9 @@ def input_root(m: ModuleModel, expr: cst.BaseExpression, scope: Scope, depth: in
     if not isinstance(expr, cst.Name) or entry is None:
         return None
     for b in m.lookup(expr.value, scope):
-        if b.kind == "param" and b.scope is entry.scope and b.name in entry.tensor_params:
+        if b.kind is BindingKind.PARAM and b.scope is entry.scope and b.name in m.tensors.params(entry):
             return b.name
-        if b.kind == "assign" and b.index is None and depth < 8 and (root := input_root(m, b.value, b.scope, depth + 1)):
+        if b.kind is BindingKind.ASSIGN and b.index is None and depth < 8 and (root := input_root(m, b.value, b.scope, depth + 1)):
             return root
     return None
 
@@ -92,12 +93,12 @@ class MutatesInput(Rule):
         if m.entry is None:
             return
         for f in m.host_reachable():
-            for call, scope in f.facts[cst.Call]:
+            for call, scope in f.nodes(cst.Call):
                 func = call.func
                 if isinstance(func, cst.Attribute) and func.attr.value.endswith("_") and not func.attr.value.endswith("__"):
                     if func.attr.value not in _NOT_MUTATING and (name := input_root(m, func.value, scope)):
                         yield self.report(call, f"`{name}.{func.attr.value}()` modifies the input `{name}` in place")
-            for op, scope in f.facts[cst.AugAssign]:
+            for op, scope in f.nodes(cst.AugAssign):
                 if (name := input_root(m, op.target, scope)) and m.is_tensor(op.target, scope):
                     yield self.report(op, f"`{m.module.code_for_node(op).strip()}` modifies the input `{name}` in place")
             for sub, scope in f.subscript_stores:

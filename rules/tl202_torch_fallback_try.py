@@ -5,7 +5,7 @@ from typing import Iterator
 import libcst as cst
 
 from tritonlint.compute import compute_sites
-from tritonlint.model import iter_subtree
+from tritonlint.syntax import iter_subtree
 from tritonlint.examples import submission
 from tritonlint.rule import Context, Diagnostic, Rule
 
@@ -68,10 +68,10 @@ class TorchFallbackTry(Rule):
     def run(self, ctx: Context) -> Iterator[Diagnostic]:
         m = ctx.model
         for f in m.host_reachable():
-            if not f.facts[cst.Try]:
+            if not f.nodes(cst.Try):
                 continue
             sites = list(compute_sites(m, f, ctx.config.allow_glue))
-            for node, _ in f.facts[cst.Try]:
+            for node, _ in f.nodes(cst.Try):
                 for handler in node.handlers:
                     inside = {id(n) for n in iter_subtree(handler.body)}
                     hits = [call for site, call, _ in sites if id(site) in inside]

@@ -5,7 +5,9 @@ from typing import Iterator
 import libcst as cst
 
 from tritonlint.kernels import depends, derived_names, pointer_accesses, pointer_arg
-from tritonlint.model import Function, ModuleModel, iter_subtree
+from tritonlint.bindings import Function
+from tritonlint.model import ModuleModel
+from tritonlint.syntax import iter_subtree
 from tritonlint.rule import UNSAFE, WARNING, Context, Diagnostic, Fix, Rule
 
 _BLOCK_PTRS = ("triton.language.make_block_ptr", "triton.language.advance", "triton.language.make_tensor_descriptor")

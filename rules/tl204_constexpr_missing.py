@@ -4,7 +4,9 @@ from typing import Iterator
 
 import libcst as cst
 
-from tritonlint.model import Function, ModuleModel, iter_subtree
+from tritonlint.bindings import BindingKind, Function
+from tritonlint.model import ModuleModel
+from tritonlint.syntax import iter_subtree
 from tritonlint.examples import KERNEL, submission
 from tritonlint.rule import SAFE, Context, Diagnostic, Fix, Rule
 
@@ -15,10 +17,10 @@ _SHAPED = frozenset("triton.language." + n for n in "arange zeros full reshape v
 def constexpr_annotation(m: ModuleModel) -> cst.Annotation | None:
     """`tl.constexpr` spelled with this module's own import of triton.language."""
     for name, bindings in m.module_scope.bindings.items():
-        if any(b.kind == "import" and b.qualname == "triton.language" for b in bindings):
+        if any(b.kind is BindingKind.IMPORT and b.qualname == "triton.language" for b in bindings):
             return cst.Annotation(cst.parse_expression(f"{name}.constexpr"))
     for name, bindings in m.module_scope.bindings.items():
-        if any(b.kind == "import" and b.qualname == "triton" for b in bindings):
+        if any(b.kind is BindingKind.IMPORT and b.qualname == "triton" for b in bindings):
             return cst.Annotation(cst.parse_expression(f"{name}.language.constexpr"))
     return None
 
@@ -97,7 +99,7 @@ class ConstexprMissing(Rule):
     def _missing(self, m: ModuleModel, k: Function) -> list[cst.Param]:
         params = {p.name.value: p for p in k.params}
         used: list[str] = []
-        for call, scope in k.facts[cst.Call]:
+        for call, scope in k.nodes(cst.Call):
             if not _SHAPED & set(m.externals(call.func, scope)):
                 continue
             for a in call.args:

@@ -4,7 +4,8 @@ from typing import Iterator
 
 import libcst as cst
 
-from tritonlint.model import ModuleModel, Scope
+from tritonlint.bindings import Scope
+from tritonlint.model import ModuleModel
 from tritonlint.examples import submission
 from tritonlint.rule import WARNING, Context, Diagnostic, Rule, remove_statement
 
@@ -92,7 +93,7 @@ class HostSyncInForward(Rule):
     def run(self, ctx: Context) -> Iterator[Diagnostic]:
         m = ctx.model
         for f in m.host_reachable():
-            for call, scope in f.facts[cst.Call]:
+            for call, scope in f.nodes(cst.Call):
                 func = call.func
                 if _is_synchronize(m, call, scope):
                     fix = remove_statement(m, call, "remove the synchronize() statement")

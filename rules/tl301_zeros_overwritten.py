@@ -4,6 +4,8 @@ from typing import Iterator
 
 import libcst as cst
 
+from tritonlint.bindings import BindingKind
+
 from tritonlint.kernels import launch_arguments, param_roles
 from tritonlint.examples import KERNEL, LAUNCH, submission
 from tritonlint.rule import UNSAFE, WARNING, Context, Diagnostic, Fix, Rule
@@ -70,7 +72,7 @@ class ZerosOverwritten(Rule):
                     continue
                 for b in m.lookup(arg.value, scope):
                     call = b.value
-                    if b.kind != "assign" or not isinstance(call, cst.Call) or id(call) in reported:
+                    if b.kind is not BindingKind.ASSIGN or not isinstance(call, cst.Call) or id(call) in reported:
                         continue
                     fills = [q for q in m.externals(call.func, b.scope) if q in _TO_EMPTY]
                     if fills:

@@ -5,7 +5,8 @@ from typing import Iterator
 
 import libcst as cst
 
-from tritonlint.model import Function, ModuleModel
+from tritonlint.bindings import Function
+from tritonlint.model import ModuleModel
 from tritonlint.examples import LAUNCH, submission
 from tritonlint.rule import SAFE, WARNING, Context, Diagnostic, Fix, Rule
 
@@ -89,9 +90,8 @@ class HardcodedDevice(Rule):
 
     def run(self, ctx: Context) -> Iterator[Diagnostic]:
         m = ctx.model
-        m.tensor_names(m.entry) if m.entry is not None else None  # tensor parameters known from here on
         for f in m.submission_functions():
-            for call, scope in f.facts[cst.Call]:
+            for call, scope in f.nodes(cst.Call):
                 func = call.func
                 if isinstance(func, cst.Attribute) and func.attr.value in ("cuda", "npu") and not call.args and m.is_tensor(func.value, scope):
                     yield self.report(call, f"`.{func.attr.value}()` pins the tensor to one backend; use the input's device")
@@ -111,7 +111,7 @@ class HardcodedDevice(Rule):
     def _fix(self, m: ModuleModel, f: Function, arg: cst.Arg, kw: str | None) -> Fix | None:
         if kw != "device":
             return None
-        params = [p for p in f.param_names() if p in f.tensor_params]
+        params = [p for p in f.param_names() if p in m.tensors.params(f)]
         if not params:
             return None
         return Fix(SAFE, f"device={params[0]}.device", [(arg.value, cst.parse_expression(f"{params[0]}.device"))])

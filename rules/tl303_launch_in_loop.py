@@ -4,7 +4,7 @@ from typing import Iterator
 
 import libcst as cst
 
-from tritonlint.model import iter_subtree
+from tritonlint.syntax import iter_subtree
 from tritonlint.rule import WARNING, Context, Diagnostic, Rule
 
 
@@ -91,7 +91,7 @@ class LaunchInLoop(Rule):
         for site in m.launch_sites():
             f = site.function
             if id(f) not in in_loop:
-                loops = [n for n, _ in f.facts[cst.For]] + [n for n, _ in f.facts[cst.While]]
+                loops = [n for n, _ in f.nodes(cst.For)] + [n for n, _ in f.nodes(cst.While)]
                 in_loop[id(f)] = {id(x) for loop in loops for x in iter_subtree(loop.body)}
             if id(site.node) in in_loop[id(f)]:
                 yield self.report(m.launch_call.get(site.node, site.node), f"`{site.kernel.name}` is launched in a Python loop: move the loop into the grid")

@@ -12,35 +12,36 @@ from typing import Iterator
 import libcst as cst
 
 from tritonlint import torch_api
-from tritonlint.model import External, Function, Instance, ModuleModel, Scope
+from tritonlint.bindings import External, Function, Instance, Scope
+from tritonlint.model import ModuleModel
 
 
 def compute_sites(m: ModuleModel, f: Function, extra: frozenset[str] = frozenset()) -> Iterator[tuple[cst.CSTNode, str, str]]:
     code = m.module.code_for_node
-    for call, scope in f.facts[cst.Call]:
+    for call, scope in f.nodes(cst.Call):
         reason = call_reason(m, call, scope, extra)
         if reason:
             yield call, code(call.func).strip(), reason
-    for op, scope in f.facts[cst.BinaryOperation]:
+    for op, scope in f.nodes(cst.BinaryOperation):
         if m.is_tensor(op.left, scope) or m.is_tensor(op.right, scope):
             sym = code(op.operator).strip()
             yield op, sym, f"tensor operator `{sym}` runs a PyTorch kernel"
-    for op, scope in f.facts[cst.UnaryOperation]:
+    for op, scope in f.nodes(cst.UnaryOperation):
         if not isinstance(op.operator, cst.Not) and m.is_tensor(op.expression, scope):
             sym = code(op.operator).strip()
             yield op, sym, f"tensor operator `{sym}` runs a PyTorch kernel"
-    for op, scope in f.facts[cst.Comparison]:
+    for op, scope in f.nodes(cst.Comparison):
         if m.is_tensor(op, scope):
             sym = code(op.comparisons[0].operator).strip()
             yield op, sym, f"tensor comparison `{sym}` runs a PyTorch kernel"
-    for op, scope in f.facts[cst.AugAssign]:
+    for op, scope in f.nodes(cst.AugAssign):
         if m.is_tensor(op.target, scope) or m.is_tensor(op.value, scope):
             sym = code(op.operator).strip()
             yield op, sym, f"in-place tensor operator `{sym}` runs a PyTorch kernel"
     for sub, scope in f.subscript_stores:
         if m.is_tensor(sub.value, scope):
             yield sub, code(sub).strip() + " = ...", "indexed write into a tensor runs a PyTorch kernel"
-    for sub, scope in f.facts[cst.Subscript]:
+    for sub, scope in f.nodes(cst.Subscript):
         if m.is_tensor(sub.value, scope) and any(
             isinstance(el.slice, cst.Index) and m.is_tensor(el.slice.value, scope) for el in sub.slice
         ):

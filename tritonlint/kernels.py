@@ -6,7 +6,9 @@ from typing import Callable
 
 import libcst as cst
 
-from tritonlint.model import Function, LaunchSite, ModuleModel, Scope, iter_subtree
+from tritonlint.bindings import Function, LaunchSite, Scope
+from tritonlint.model import ModuleModel
+from tritonlint.syntax import iter_subtree
 
 _POINTER_OPS = {
     "triton.language.load": "load",
@@ -19,7 +21,7 @@ def launch_arguments(m: ModuleModel, site: LaunchSite) -> dict[str, tuple[cst.Ba
     call = m.launch_call.get(site.node)
     if call is None:
         return {}
-    scope = next((s for n, s in site.function.facts[cst.Subscript] if n is site.node), site.function.scope)
+    scope = next((s for n, s in site.function.nodes(cst.Subscript) if n is site.node), site.function.scope)
     names = site.kernel.param_names()
     out = {}
     for i, a in enumerate(call.args):
@@ -31,29 +33,9 @@ def launch_arguments(m: ModuleModel, site: LaunchSite) -> dict[str, tuple[cst.Ba
     return out
 
 
-def _binding_refs(m: ModuleModel, k: Function) -> list[tuple[str, set[str], list[cst.Call], Scope]]:
-    """For each assignment in kernel `k`: (name, names its value reads, calls in it, scope). Computed once."""
-    key = ("binding_refs", id(k))
-    if key not in m.memo:
-        refs = []
-        for bindings in k.scope.bindings.values():
-            for b in bindings:
-                if b.value is None:
-                    continue
-                names, calls = set(), []
-                for n in iter_subtree(b.value):
-                    if isinstance(n, cst.Name):
-                        names.add(n.value)
-                    elif isinstance(n, cst.Call):
-                        calls.append(n)
-                refs.append((b.name, names, calls, b.scope))
-        m.memo[key] = refs
-    return m.memo[key]
-
-
 def derived_names(m: ModuleModel, k: Function, seeds: set[str], source: Callable[[cst.Call, Scope], bool]) -> set[str]:
     """Names in kernel `k` whose value depends on `seeds` or on a call `source` accepts."""
-    refs = _binding_refs(m, k)
+    refs = m.analysis(KernelFacts).binding_refs(k)
     names = set(seeds)
     for name, _, calls, scope in refs:
         if name not in names and any(source(c, scope) for c in calls):
@@ -80,7 +62,7 @@ def depends(expr: cst.CSTNode, scope: Scope, names: set[str], source: Callable[[
 def pointer_accesses(m: ModuleModel, k: Function) -> list[tuple[str, cst.Call, Scope]]:
     """(load|store|atomic, call, scope) for every memory access in a kernel."""
     out = []
-    for call, scope in k.facts[cst.Call]:
+    for call, scope in k.nodes(cst.Call):
         for q in m.externals(call.func, scope):
             kind = _POINTER_OPS.get(q) or ("atomic" if q.startswith("triton.language.atomic_") else None)
             if kind:
@@ -98,29 +80,60 @@ def pointer_arg(call: cst.Call) -> cst.BaseExpression | None:
 
 def param_roles(m: ModuleModel, k: Function) -> dict[str, set[str]]:
     """Kernel pointer parameter -> the kinds of access made through it (load, store, atomic)."""
-    key = ("param_roles", id(k))
-    if key in m.memo:
-        return m.memo[key]
-    origin: dict[str, set[str]] = {p: {p} for p in k.param_names()}  # name -> parameters it derives from
-    refs = _binding_refs(m, k)
-    grew = True
-    while grew:
-        grew = False
-        for name, reads, _, _ in refs:
-            acc = origin.setdefault(name, set())
-            before = len(acc)
-            for r in reads:
-                if r != name and r in origin:
-                    acc |= origin[r]
-            grew |= len(acc) != before
-    roles: dict[str, set[str]] = {}
-    for kind, call, _ in pointer_accesses(m, k):
-        ptr = pointer_arg(call)
-        if ptr is None:
-            continue
-        for n in iter_subtree(ptr):
-            if isinstance(n, cst.Name):
-                for p in origin.get(n.value, ()):
-                    roles.setdefault(p, set()).add(kind)
-    m.memo[key] = roles
-    return roles
+    return m.analysis(KernelFacts).param_roles(k)
+
+
+class KernelFacts:
+    """Per-kernel facts that several rules ask for, each computed once per model."""
+
+    def __init__(self, model: ModuleModel) -> None:
+        self.m = model
+        self._refs: dict[Function, list[tuple[str, set[str], list[cst.Call], Scope]]] = {}
+        self._roles: dict[Function, dict[str, set[str]]] = {}
+
+    def binding_refs(self, k: Function) -> list[tuple[str, set[str], list[cst.Call], Scope]]:
+        """For each assignment in kernel `k`: (name, names its value reads, calls in it, scope)."""
+        if k not in self._refs:
+            refs = []
+            for bindings in k.scope.bindings.values():
+                for b in bindings:
+                    if b.value is None:
+                        continue
+                    names, calls = set(), []
+                    for n in iter_subtree(b.value):
+                        if isinstance(n, cst.Name):
+                            names.add(n.value)
+                        elif isinstance(n, cst.Call):
+                            calls.append(n)
+                    refs.append((b.name, names, calls, b.scope))
+            self._refs[k] = refs
+        return self._refs[k]
+
+    def param_roles(self, k: Function) -> dict[str, set[str]]:
+        if k not in self._roles:
+            self._roles[k] = self._compute_roles(k)
+        return self._roles[k]
+
+    def _compute_roles(self, k: Function) -> dict[str, set[str]]:
+        origin: dict[str, set[str]] = {p: {p} for p in k.param_names()}  # name -> parameters it derives from
+        refs = self.binding_refs(k)
+        grew = True
+        while grew:
+            grew = False
+            for name, reads, _, _ in refs:
+                acc = origin.setdefault(name, set())
+                before = len(acc)
+                for r in reads:
+                    if r != name and r in origin:
+                        acc |= origin[r]
+                grew |= len(acc) != before
+        roles: dict[str, set[str]] = {}
+        for kind, call, _ in pointer_accesses(self.m, k):
+            ptr = pointer_arg(call)
+            if ptr is None:
+                continue
+            for n in iter_subtree(ptr):
+                if isinstance(n, cst.Name):
+                    for p in origin.get(n.value, ()):
+                        roles.setdefault(p, set()).add(kind)
+        return roles
