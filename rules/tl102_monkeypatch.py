@@ -53,14 +53,15 @@ class Monkeypatch(Rule):
 
     def run(self, ctx: Context) -> Iterator[Diagnostic]:
         m = ctx.model
-        for f in [m.module_function, *m.functions]:
-            for node, scope in f.nodes(cst.Assign):
-                for t in node.targets:
-                    if isinstance(t.target, cst.Attribute) and self._patched(m, t.target.value, scope):
-                        yield self.report(t.target, f"replaces `{m.module.code_for_node(t.target)}`")
-            for call, scope in f.nodes(cst.Call):
-                if "builtins.setattr" in m.externals(call.func, scope) and call.args and self._patched(m, call.args[0].value, scope):
-                    yield self.report(call, f"replaces an attribute of `{m.module.code_for_node(call.args[0].value)}` with setattr")
+        functions = [m.module_function, *m.functions]
+        for node, scope, _ in m.nodes(cst.Assign, functions):
+            for t in node.targets:
+                if isinstance(t.target, cst.Attribute) and self._patched(m, t.target.value, scope):
+                    yield self.report(t.target, f"replaces `{m.module.code_for_node(t.target)}`")
+        for site in m.calls(functions):
+            call = site.node
+            if "builtins.setattr" in site.names and call.args and self._patched(m, call.args[0].value, site.scope):
+                yield self.report(call, f"replaces an attribute of `{m.module.code_for_node(call.args[0].value)}` with setattr")
 
     def _patched(self, m, expr, scope) -> bool:
         return any(q.split(".", 1)[0] in PATCHED_ROOTS for q in m.externals(expr, scope))

@@ -62,8 +62,7 @@ class StreamOrEventInForward(Rule):
 
     def run(self, ctx: Context) -> Iterator[Diagnostic]:
         m = ctx.model
-        for f in m.host_reachable():
-            for call, scope in f.nodes(cst.Call):
-                hits = [q for q in m.externals(call.func, scope) if _is_stream_api(q)]
-                if hits:
-                    yield self.report(call, f"`{hits[0]}` in forward: work on another stream or graph escapes the gate's timing events")
+        for site in m.calls(m.host_reachable()):
+            hits = [q for q in site.names if _is_stream_api(q)]
+            if hits:
+                yield self.report(site.node, f"`{hits[0]}` in forward: work on another stream or graph escapes the gate's timing events")

@@ -63,12 +63,12 @@ class ProcessOrNetwork(Rule):
 
     def run(self, ctx: Context) -> Iterator[Diagnostic]:
         m = ctx.model
-        for f in [m.module_function, *m.functions]:
-            for call, scope in f.nodes(cst.Call):
-                for q in m.externals(call.func, scope):
-                    if q in _EXACT or q.startswith(_PREFIXES):
-                        yield self.report(call, f"calls `{q}`: a submission must not leave the process or change its environment")
-                        break
+        functions = [m.module_function, *m.functions]
+        for site in m.calls(functions):
+            q = next((q for q in site.names if q in _EXACT or q.startswith(_PREFIXES)), None)
+            if q is not None:
+                yield self.report(site.node, f"calls `{q}`: a submission must not leave the process or change its environment")
+        for f in functions:
             for sub, scope in f.subscript_stores:
                 if m.qualname(sub.value, scope) == "os.environ":
                     yield self.report(sub, "writes os.environ: the gate's environment is not the submission's to change")

@@ -68,16 +68,16 @@ class DynamicAttrEvasion(Rule):
 
     def run(self, ctx: Context) -> Iterator[Diagnostic]:
         m = ctx.model
-        for f in m.submission_functions():
-            for call, scope in f.nodes(cst.Call):
-                names = m.externals(call.func, scope)
-                if "builtins.getattr" in names and call.args and self._torchish(m, call.args[0].value, scope):
-                    yield self.report(call, f"`{m.module.code_for_node(call).strip()}` hides which torch function runs")
-                elif any(q in _DYNAMIC_IMPORTS or q in _NAMESPACE_DICTS for q in names):
-                    yield self.report(call, f"`{names[0]}` makes the called function invisible to static checks")
-            for node, scope in f.nodes(cst.Attribute):
-                if node.attr.value == "__dict__" and self._torchish(m, node.value, scope):
-                    yield self.report(node, "reads a torch namespace through __dict__")
+        functions = m.submission_functions()
+        for site in m.calls(functions):
+            call, names = site.node, site.names
+            if "builtins.getattr" in names and call.args and self._torchish(m, call.args[0].value, site.scope):
+                yield self.report(call, f"`{m.module.code_for_node(call).strip()}` hides which torch function runs")
+            elif any(q in _DYNAMIC_IMPORTS or q in _NAMESPACE_DICTS for q in names):
+                yield self.report(call, f"`{names[0]}` makes the called function invisible to static checks")
+        for node, scope, _ in m.nodes(cst.Attribute, functions):
+            if node.attr.value == "__dict__" and self._torchish(m, node.value, scope):
+                yield self.report(node, "reads a torch namespace through __dict__")
 
     def _torchish(self, m, expr, scope) -> bool:
         return any(q.split(".", 1)[0] in _ROOTS for q in m.externals(expr, scope))

@@ -116,11 +116,11 @@ class HostMathFallback(Rule):
         at_construction = {id(f) for f in m.construction_path()}
         for f in m.submission_functions():
             torch_too = id(f) in at_construction and id(f) not in on_path
-            for call, scope in f.nodes(cst.Call):
-                names = [q for q in m.externals(call.func, scope) if _transcendental(q)]
-                names = [q for q in names if torch_too or q.startswith("numpy.")]
+            for site in m.calls([f]):
+                call = site.node
+                names = [q for q in site.names if _transcendental(q) and (torch_too or q.startswith("numpy."))]
                 method = call.func.attr.value if isinstance(call.func, cst.Attribute) else None
                 if names:
                     yield self.report(call, f"`{names[0]}` computed on the host; compute it in the kernel")
-                elif torch_too and method in TRANSCENDENTAL and not m.externals(call.func, scope) and m.is_tensor(call.func.value, scope):
+                elif torch_too and method in TRANSCENDENTAL and not site.names and m.is_tensor(call.func.value, site.scope):
                     yield self.report(call, f"Tensor.{method}() computed on the host; compute it in the kernel")

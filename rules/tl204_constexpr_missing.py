@@ -99,10 +99,10 @@ class ConstexprMissing(Rule):
     def _missing(self, m: ModuleModel, k: Function) -> list[cst.Param]:
         params = {p.name.value: p for p in k.params}
         used: list[str] = []
-        for call, scope in k.nodes(cst.Call):
-            if not _SHAPED & set(m.externals(call.func, scope)):
+        for site in m.calls([k]):
+            if not _SHAPED & set(site.names):
                 continue
-            for a in call.args:
+            for a in site.node.args:
                 if a.keyword is not None and a.keyword.value in ("dtype", "other"):
                     continue
                 for n in iter_subtree(a.value):

@@ -4,19 +4,18 @@ from typing import Iterator
 
 import libcst as cst
 
-from tritonlint.bindings import Scope
-from tritonlint.model import ModuleModel
+from tritonlint.bindings import CallSite
 from tritonlint.examples import submission
 from tritonlint.rule import WARNING, Context, Diagnostic, Rule, remove_statement
 
 _SYNC_METHODS = frozenset({"item", "cpu", "tolist", "numpy"})
 
 
-def _is_synchronize(m: ModuleModel, call: cst.Call, scope: Scope) -> bool:
-    names = m.externals(call.func, scope)
-    if any(q.endswith(".synchronize") and q.split(".", 1)[0] in ("torch", "torch_npu") for q in names):
+def _is_synchronize(site: CallSite) -> bool:
+    if any(q.endswith(".synchronize") and q.split(".", 1)[0] in ("torch", "torch_npu") for q in site.names):
         return True
-    return not names and isinstance(call.func, cst.Attribute) and call.func.attr.value == "synchronize"
+    func = site.node.func
+    return not site.names and isinstance(func, cst.Attribute) and func.attr.value == "synchronize"
 
 
 class HostSyncInForward(Rule):
@@ -92,11 +91,11 @@ class HostSyncInForward(Rule):
 
     def run(self, ctx: Context) -> Iterator[Diagnostic]:
         m = ctx.model
-        for f in m.host_reachable():
-            for call, scope in f.nodes(cst.Call):
-                func = call.func
-                if _is_synchronize(m, call, scope):
-                    fix = remove_statement(m, call, "remove the synchronize() statement")
-                    yield self.report(call, f"`{m.module.code_for_node(func).strip()}()` stalls the host until the device is idle", fix=fix)
-                elif isinstance(func, cst.Attribute) and func.attr.value in _SYNC_METHODS and m.is_tensor(func.value, scope):
-                    yield self.report(call, f"`.{func.attr.value}()` copies a device tensor to the host and waits for it")
+        for site in m.calls(m.host_reachable()):
+            call = site.node
+            func = call.func
+            if _is_synchronize(site):
+                fix = remove_statement(m, call, "remove the synchronize() statement")
+                yield self.report(call, f"`{m.module.code_for_node(func).strip()}()` stalls the host until the device is idle", fix=fix)
+            elif isinstance(func, cst.Attribute) and func.attr.value in _SYNC_METHODS and m.is_tensor(func.value, site.scope):
+                yield self.report(call, f"`.{func.attr.value}()` copies a device tensor to the host and waits for it")

@@ -90,23 +90,22 @@ class HardcodedDevice(Rule):
 
     def run(self, ctx: Context) -> Iterator[Diagnostic]:
         m = ctx.model
-        for f in m.submission_functions():
-            for call, scope in f.nodes(cst.Call):
-                func = call.func
-                if isinstance(func, cst.Attribute) and func.attr.value in ("cuda", "npu") and not call.args and m.is_tensor(func.value, scope):
-                    yield self.report(call, f"`.{func.attr.value}()` pins the tensor to one backend; use the input's device")
+        for site in m.calls(m.submission_functions()):
+            call = site.node
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value in ("cuda", "npu") and not call.args and m.is_tensor(func.value, site.scope):
+                yield self.report(call, f"`.{func.attr.value}()` pins the tensor to one backend; use the input's device")
+                continue
+            for a in call.args:
+                dev = _device_string(a.value)
+                if dev is None:
                     continue
-                for a in call.args:
-                    dev = _device_string(a.value)
-                    if dev is None:
-                        continue
-                    kw = a.keyword.value if a.keyword is not None else None
-                    names = m.externals(func, scope)
-                    positional_device = kw is None and (
-                        (isinstance(func, cst.Attribute) and func.attr.value == "to") or "torch.device" in names
-                    )
-                    if kw == "device" or positional_device:
-                        yield self.report(a.value, f'device "{dev}" is hard-coded; take it from an input tensor', fix=self._fix(m, f, a, kw))
+                kw = a.keyword.value if a.keyword is not None else None
+                positional_device = kw is None and (
+                    (isinstance(func, cst.Attribute) and func.attr.value == "to") or "torch.device" in site.names
+                )
+                if kw == "device" or positional_device:
+                    yield self.report(a.value, f'device "{dev}" is hard-coded; take it from an input tensor', fix=self._fix(m, site.function, a, kw))
 
     def _fix(self, m: ModuleModel, f: Function, arg: cst.Arg, kw: str | None) -> Fix | None:
         if kw != "device":

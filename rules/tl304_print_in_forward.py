@@ -65,7 +65,6 @@ class PrintInForward(Rule):
 
     def run(self, ctx: Context) -> Iterator[Diagnostic]:
         m = ctx.model
-        for f in m.host_reachable():
-            for call, scope in f.nodes(cst.Call):
-                if "builtins.print" in m.externals(call.func, scope):
-                    yield self.report(call, fix=remove_statement(m, call, "remove the print"))
+        for site in m.calls(m.host_reachable()):
+            if "builtins.print" in site.names:
+                yield self.report(site.node, fix=remove_statement(m, site.node, "remove the print"))

@@ -55,8 +55,7 @@ class CudaOnlyApi(Rule):
 
     def run(self, ctx: Context) -> Iterator[Diagnostic]:
         m = ctx.model
-        for f in m.submission_functions():
-            for call, scope in f.nodes(cst.Call):
-                hits = [q for q in m.externals(call.func, scope) if q.startswith("torch.cuda.") and "()" not in q]
-                if hits and hits[0].rsplit(".", 1)[-1] not in _ELSEWHERE:
-                    yield self.report(call, f"`{hits[0]}` exists only on CUDA; use a device-agnostic API")
+        for site in m.calls(m.submission_functions()):
+            hits = [q for q in site.names if q.startswith("torch.cuda.") and "()" not in q]
+            if hits and hits[0].rsplit(".", 1)[-1] not in _ELSEWHERE:
+                yield self.report(site.node, f"`{hits[0]}` exists only on CUDA; use a device-agnostic API")

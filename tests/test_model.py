@@ -255,3 +255,59 @@ def test_identity_and_membership_tests_are_not_tensor_maths():
                 return launch(x)
         """
     ) == []
+
+
+def test_query_api_fails_loudly_for_node_types_the_walk_does_not_record():
+    import pytest
+
+    from tritonlint.bindings import NotRecorded
+
+    m = model_of(HEAD + "\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return launch(x)\n")
+    assert [n for n, _ in m.entry.nodes(cst.Call)]  # recorded: a list, never a silent default
+    with pytest.raises(NotRecorded, match="If"):
+        m.entry.nodes(cst.If)
+    with pytest.raises(NotRecorded):
+        list(m.nodes(cst.Lambda, m.functions))
+
+
+def test_calls_carry_the_resolved_names_of_their_callee():
+    m = model_of(
+        HEAD
+        + """
+import torch.nn.functional as fn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        y = launch(x)
+        return fn.gelu(y) + torch.relu(y)
+"""
+    )
+    names = [site.names for site in m.calls([m.entry])]
+    assert ("torch.nn.functional.gelu",) in names and ("torch.relu",) in names
+    assert () in names  # `launch` is this module's function: no external name
+    assert all(site.function is m.entry for site in m.calls([m.entry]))
+
+
+def test_binding_kinds_refuse_string_comparison():
+    import pytest
+
+    from tritonlint.bindings import BindingKind
+
+    with pytest.raises(TypeError, match="not the string"):
+        BindingKind.ASSIGN == "assign"  # noqa: B015 - the comparison itself must raise
+
+
+def test_tensor_facts_do_not_depend_on_which_rules_ran_first():
+    """TL201 alone finds the in-place write into an input that it finds with every rule on."""
+    src = HEAD + textwrap.dedent(
+        """
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                x.add_(1)
+                return launch(x)
+        """
+    )
+    alone = lint_source(src, "t.py", Config(select=("TL201",)))
+    everything = lint_source(src, "t.py", Config())
+    assert [(d.code, d.line) for d in alone.diagnostics] == [(d.code, d.line) for d in everything.diagnostics if d.code == "TL201"] != []

@@ -16,11 +16,12 @@ import warnings
 import libcst as cst
 
 from tritonlint import suppress
+from tritonlint.codes import INTERNAL_ERROR, SYNTAX_ERROR, UNREADABLE_FILE, UNSUPPRESSIBLE_CODE, UNUSED_SUPPRESSION, EngineCode
 from tritonlint.config import Config
 from tritonlint.locate import locate
 from tritonlint.model import ModuleModel
 from tritonlint.registry import all_rules
-from tritonlint.rule import ERROR, WARNING, Context, Diagnostic, Rule
+from tritonlint.rule import ERROR, Context, Diagnostic, Rule
 
 OK, SKIPPED, FAILED = "ok", "skipped", "error"
 NOT_A_SUBMISSION = "not a Triton submission (no ModelNew class, no triton import)"
@@ -62,9 +63,8 @@ class FileResult:
         }
 
 
-def _engine_error(path: str, code: str, name: str, message: str, line: int = 1, col: int = 0) -> FileResult:
-    d = Diagnostic(code, name, ERROR, message, None, line, col + 1, line, col + 1)
-    return FileResult(path, FAILED, message, [d])
+def _engine_error(path: str, code: EngineCode, message: str, line: int = 1, col: int = 0) -> FileResult:
+    return FileResult(path, FAILED, message, [code.diagnostic(message, line, col + 1)])
 
 
 def decode(data: bytes, path: str) -> tuple[str, str] | FileResult:
@@ -72,17 +72,17 @@ def decode(data: bytes, path: str) -> tuple[str, str] | FileResult:
     nul = data.find(b"\x00")
     if nul != -1:
         line = data.count(b"\n", 0, nul) + 1
-        return _engine_error(path, "TL901", "unreadable-file", f"binary file (NUL byte on line {line})", line)
+        return _engine_error(path, UNREADABLE_FILE, f"binary file (NUL byte on line {line})", line)
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as e:
-        return _engine_error(path, "TL901", "unreadable-file", f"bad encoding declaration: {e}")
+        return _engine_error(path, UNREADABLE_FILE, f"bad encoding declaration: {e}")
     try:
         text = data.decode(encoding)
     except (UnicodeDecodeError, LookupError) as e:
         start = getattr(e, "start", 0)
         line = data.count(b"\n", 0, start) + 1
-        return _engine_error(path, "TL901", "unreadable-file", f"not valid {encoding}: {e.__class__.__name__} at line {line}", line)
+        return _engine_error(path, UNREADABLE_FILE, f"not valid {encoding}: {e.__class__.__name__} at line {line}", line)
     return (text[1:] if text.startswith("\ufeff") else text), encoding
 
 
@@ -91,7 +91,7 @@ _LONG_LINE = 2000
 
 
 def _too_deep(path: str, line: int, what: str) -> FileResult:
-    return _engine_error(path, "TL900", "syntax-error", f"{what}; tritonlint does not analyse such files", line)
+    return _engine_error(path, SYNTAX_ERROR, f"{what}; tritonlint does not analyse such files", line)
 
 
 def _bracket_depth(text: str) -> int:
@@ -149,13 +149,13 @@ def parse(text: str, path: str) -> cst.Module | FileResult:
         return cst.parse_module(text)
     except cst.ParserSyntaxError as e:
         if isinstance(pre, SyntaxError):  # both agree it is broken: CPython's words are clearer
-            return _engine_error(path, "TL900", "syntax-error", f"syntax error: {pre.msg}", pre.lineno or 1, max(0, (pre.offset or 1) - 1))
+            return _engine_error(path, SYNTAX_ERROR, f"syntax error: {pre.msg}", pre.lineno or 1, max(0, (pre.offset or 1) - 1))
         first = str(e).strip().splitlines()[0] if str(e).strip() else "syntax error"
-        return _engine_error(path, "TL900", "syntax-error", f"syntax error: {first}", e.raw_line, e.raw_column)
+        return _engine_error(path, SYNTAX_ERROR, f"syntax error: {first}", e.raw_line, e.raw_column)
     except RecursionError:
-        return _engine_error(path, "TL900", "syntax-error", "expression nesting too deep to parse")
+        return _engine_error(path, SYNTAX_ERROR, "expression nesting too deep to parse")
     except Exception as e:  # libcst raises a few non-syntax errors on odd input
-        return _engine_error(path, "TL900", "syntax-error", f"cannot parse: {e.__class__.__name__}: {e}")
+        return _engine_error(path, SYNTAX_ERROR, f"cannot parse: {e.__class__.__name__}: {e}")
 
 
 def lint_source(data: bytes | str, path: str, config: Config = Config()) -> FileResult:
@@ -176,7 +176,7 @@ def lint_module(module: cst.Module, text: str, path: str, config: Config) -> Fil
     try:
         model = ModuleModel(module, config.entry_class, config.entry_method)
     except RecursionError:
-        return _engine_error(path, "TL902", "internal-error", "expression nesting too deep to analyse")
+        return _engine_error(path, INTERNAL_ERROR, "expression nesting too deep to analyse")
     if model.entry_class is None and not model.uses_triton:
         return FileResult(path, SKIPPED, NOT_A_SUBMISSION)
     ctx = Context(model, config, path)
@@ -189,11 +189,11 @@ def lint_module(module: cst.Module, text: str, path: str, config: Config) -> Fil
             try:
                 found = list(rule.run(ctx))
             except RecursionError:
-                result.diagnostics.append(Diagnostic("TL902", "internal-error", ERROR, f"{rule.code}: nesting too deep to analyse"))
+                result.diagnostics.append(INTERNAL_ERROR.diagnostic(f"{rule.code}: nesting too deep to analyse"))
                 result.status, result.reason = FAILED, "internal error"
             except Exception as e:  # a rule bug must not take the other files down
                 msg = f"{rule.code} failed: {e.__class__.__name__}: {e}"
-                result.diagnostics.append(Diagnostic("TL902", "internal-error", ERROR, msg))
+                result.diagnostics.append(INTERNAL_ERROR.diagnostic(msg))
                 result.status, result.reason = FAILED, msg
         by_rule.append((rule, found))
     repo_ignored = config.ignored_in(path)
@@ -226,21 +226,17 @@ def _apply_suppressions(text: str, by_rule: list[tuple[Rule, list[Diagnostic]]],
                 kept.append(d)
                 if id(hit) not in refused:
                     refused.add(id(hit))
-                    notes.append(_note("TL906", "unsuppressible-code", hit.line,
+                    notes.append(UNSUPPRESSIBLE_CODE.diagnostic(
                                        f"{d.code} is a degradation finding: a submission cannot suppress it "
-                                       "(the repository can, in [tool.tritonlint] per-file-ignores)"))
+                                       "(the repository can, in [tool.tritonlint] per-file-ignores)", hit.line))
             else:
                 hit.used.add(d.code)
         by_rule[i] = (rule, kept)
     for s in directives:
         if not s.used and id(s) not in refused:
             what = ", ".join(sorted(s.codes)) if s.codes else "anything"
-            notes.append(_note("TL905", "unused-suppression", s.line, f"unused suppression: nothing to ignore for {what} here"))
+            notes.append(UNUSED_SUPPRESSION.diagnostic(f"unused suppression: nothing to ignore for {what} here", s.line))
     return [n for n in notes if config.enabled(n.code)]
-
-
-def _note(code: str, name: str, line: int, message: str) -> Diagnostic:
-    return Diagnostic(code, name, WARNING, message, None, line, 1, line, 1)
 
 
 def _place(module: cst.Module, diagnostics: list[Diagnostic]) -> None:
@@ -281,7 +277,7 @@ def lint_path(path: str, config: Config = Config()) -> FileResult:
         with open(path, "rb") as f:
             data = f.read()
     except OSError as e:
-        return _engine_error(path, "TL901", "unreadable-file", f"cannot read: {e.strerror or e}")
+        return _engine_error(path, UNREADABLE_FILE, f"cannot read: {e.strerror or e}")
     return lint_source(data, path, config)
 
 

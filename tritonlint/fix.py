@@ -8,9 +8,10 @@ import warnings
 
 import libcst as cst
 
+from tritonlint.codes import FIX_DROPPED
 from tritonlint.config import Config
 from tritonlint.engine import OK, FileResult, lint_module
-from tritonlint.rule import SAFE, WARNING, Diagnostic
+from tritonlint.rule import SAFE, Diagnostic
 from tritonlint.writer import write_atomic
 
 MAX_PASSES = 10
@@ -57,8 +58,7 @@ def fix_result(result: FileResult, config: Config, unsafe: bool) -> tuple[FileRe
         result = lint_module(module, module.code, result.path, config)
         result.module, result.source = module, module.code
     for d in dropped:
-        result.diagnostics.append(Diagnostic("TL907", "fix-dropped", WARNING,
-                                             f"{d.code} fix not applied: its result would not parse", None, d.line, d.col, d.line, d.col))
+        result.diagnostics.append(FIX_DROPPED.diagnostic(f"{d.code} fix not applied: its result would not parse", d.line, d.col))
     result.fixes_applied = applied
     return result, module.code if applied else original
 

@@ -62,11 +62,11 @@ def depends(expr: cst.CSTNode, scope: Scope, names: set[str], source: Callable[[
 def pointer_accesses(m: ModuleModel, k: Function) -> list[tuple[str, cst.Call, Scope]]:
     """(load|store|atomic, call, scope) for every memory access in a kernel."""
     out = []
-    for call, scope in k.nodes(cst.Call):
-        for q in m.externals(call.func, scope):
+    for site in m.calls([k]):
+        for q in site.names:
             kind = _POINTER_OPS.get(q) or ("atomic" if q.startswith("triton.language.atomic_") else None)
             if kind:
-                out.append((kind, call, scope))
+                out.append((kind, site.node, site.scope))
                 break
     return out
 

@@ -7,19 +7,12 @@ import os
 from typing import IO, Sequence
 
 import tritonlint
+from tritonlint.codes import ENGINE_CODES
 from tritonlint.engine import FileResult
 from tritonlint.registry import all_rules
 from tritonlint.rule import ERROR
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-ENGINE_RULES = {
-    "TL900": ("syntax-error", "The file does not parse."),
-    "TL901": ("unreadable-file", "The file cannot be read or decoded."),
-    "TL902": ("internal-error", "A rule failed on this file."),
-    "TL905": ("unused-suppression", "A suppression comment suppresses nothing."),
-    "TL906": ("unsuppressible-code", "Degradation findings cannot be suppressed by the submission."),
-    "TL907": ("fix-dropped", "A fix was not applied because its result would not parse."),
-}
 
 
 def _uri(path: str) -> str:
@@ -39,8 +32,8 @@ def _rules() -> list[dict]:
             "defaultConfiguration": {"level": "error" if r.severity == ERROR else "warning"},
             "properties": {"regression_type": r.regression_type} if r.regression_type else {},
         })
-    for code, (name, text) in ENGINE_RULES.items():
-        out.append({"id": code, "name": name, "shortDescription": {"text": text}})
+    for c in ENGINE_CODES:
+        out.append({"id": c.code, "name": c.name, "shortDescription": {"text": c.summary}})
     return out
 
 
