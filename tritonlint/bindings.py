@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+from typing import NamedTuple
 
 import libcst as cst
 
@@ -229,8 +230,7 @@ class LaunchSite:
     function: Function  # the host function the launch is in
 
 
-@dataclasses.dataclass(frozen=True)
-class CallSite:
+class CallSite(NamedTuple):  # a tuple: rules make one per call, so it must be cheap
     node: cst.Call
     scope: Scope
     function: Function

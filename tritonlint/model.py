@@ -72,7 +72,7 @@ class ModuleModel(Names):
             a = self._analyses[kind] = kind(self)
         return a  # type: ignore[return-value]
 
-    @property
+    @cached_property
     def tensors(self) -> Tensors:
         return self.analysis(Tensors)
 

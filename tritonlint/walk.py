@@ -83,7 +83,7 @@ class _Builder:
             node, fn, scope = stack.pop()
             k = type(node)
             if k in _RECORDED:
-                fn.record(node, scope)
+                fn._nodes[k].append((node, scope))  # Function.record, inlined: this loop is the hot path
             h = handlers.get(k)
             if h is not None and not h(self, node, fn, scope):
                 continue
