@@ -14,18 +14,16 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from tritonlint.runtime_check.compare import POLICIES, all_integer, compare_outputs, flatten_outputs
+from tritonlint.runtime_check.score import score
+from tritonlint.runtime_check.tasks import TIER_WEIGHTS, discover_cases, load_module
 
-from runtime_check.compare import POLICIES, compare_outputs, flatten_outputs  # noqa: E402
-from runtime_check.tasks import TIER_WEIGHTS, discover_cases, load_module  # noqa: E402
-from runtime_check.score import score  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def to_device(values, device):
@@ -74,7 +72,7 @@ def run_case(case, args, flush) -> dict:
     torch.cuda.synchronize()
     refs = flatten_outputs(ref) + [ref_in[i] for i in inplace]
     outs = flatten_outputs(out) + [new_in[i] for i in inplace]
-    integer_inputs = all(not t.is_floating_point() for t in inputs if isinstance(t, torch.Tensor))
+    integer_inputs = all_integer(inputs)
     verdicts = {p: [v.to_json() for v in compare_outputs(refs, outs, p, integer_inputs)] for p in POLICIES}
     correct = {p: all(v["passed"] for v in vs) for p, vs in verdicts.items()}
     del ref, out, refs, outs, ref_in, new_in

@@ -25,12 +25,11 @@ from pathlib import Path
 
 import libcst as cst
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from tritonlint.config import Config
+from tritonlint.engine import lint_source
+from tritonlint.files import discover, lint_many
 
-from tritonlint.config import Config  # noqa: E402
-from tritonlint.engine import lint_source  # noqa: E402
-from tritonlint.files import discover, lint_many  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 SOURCES = sorted((ROOT / "tests" / "fixtures" / "submissions").glob("*.py")) + sorted((ROOT / "examples").glob("*.py"))
 TYPICAL = sorted((ROOT / "cases").glob("t*/*/*_triton_ascend_impl.py"))  # real solutions, 40-110 lines

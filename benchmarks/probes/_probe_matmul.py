@@ -3,15 +3,16 @@
 Times (events, 256 MiB flush before each call, 100 calls, median): cuBLAS `a @ b`, the shipped
 solution, and a two-kernel split-K (fp32 partials, then a sum-and-cast kernel) over a small sweep.
 Checks each against the reference with seed 002's rule before timing it."""
-import statistics, sys
+import statistics
 from pathlib import Path
 
 import torch, triton, triton.language as tl
 
-ROOT = Path(sys.argv[1])
-sys.path.insert(0, str(ROOT / "cases/t1/matmul_basic"))
-import matmul_basic_triton_ascend_impl as shipped  # noqa: E402
-from tritonlint.runtime_check.compare import compare_tensor  # noqa: E402
+from tritonlint.runtime_check.compare import compare_tensor
+from tritonlint.runtime_check.tasks import load_module
+
+ROOT = Path(__file__).resolve().parents[2]
+shipped = load_module(ROOT / "cases/t1/matmul_basic/matmul_basic_triton_ascend_impl.py")
 
 
 @triton.jit

@@ -3,13 +3,13 @@
 Variants of cases/t1/gelu's solution, verified by the gate (mere_mare, 6 input seeds):
 tl.erf as shipped; tl.erf with FMA contraction off; the backend's libdevice erf through
 triton.language.extra.libdevice (dispatches to CUDA's __nv_erff on NVIDIA)."""
-import json, sys, tempfile
+import json, tempfile
 from pathlib import Path
 
 from tritonlint.runtime_check.backends import get_backend
 from tritonlint.runtime_check.verify import verify
 
-ROOT = Path(sys.argv[1])
+ROOT = Path(__file__).resolve().parents[2]
 src = (ROOT / "cases/t1/gelu/gelu_triton_ascend_impl.py").read_text()
 variants = {
     "shipped": src,

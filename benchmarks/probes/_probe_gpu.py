@@ -2,9 +2,8 @@
 import statistics, sys, time
 from pathlib import Path
 import torch, triton, triton.language as tl
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-from runtime_check.tasks import load_module
+from tritonlint.runtime_check.tasks import load_module
+ROOT = Path(__file__).resolve().parents[2]
 torch.manual_seed(0)
 
 @triton.jit
