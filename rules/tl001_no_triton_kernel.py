@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from tritonlint.rule import Context, Diagnostic, Rule
+from tritonlint.rule import DEGRADATION, Context, Diagnostic, Rule
 
 
 class NoTritonKernel(Rule):
@@ -33,6 +33,7 @@ class NoTritonKernel(Rule):
 
     code = "TL001"
     name = "no-triton-kernel"
+    category = DEGRADATION
     message = "no @triton.jit kernel in this submission: ModelNew does its math without Triton"
     regression_type = 1
     check_key = "triton_kernel_exists"

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from tritonlint.rule import Context, Diagnostic, Rule
+from tritonlint.rule import DEGRADATION, Context, Diagnostic, Rule
 
 
 class KernelNotLaunched(Rule):
@@ -36,6 +36,7 @@ class KernelNotLaunched(Rule):
 
     code = "TL002"
     name = "kernel-not-launched"
+    category = DEGRADATION
     message = "no Triton kernel is launched on any path from ModelNew.forward"
     regression_type = 2
     check_key = "kernel_called_from_forward"

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from tritonlint.compute import compute_sites
-from tritonlint.rule import Context, Diagnostic, Rule
+from tritonlint.rule import DEGRADATION, Context, Diagnostic, Rule
 
 
 class TorchComputeInForward(Rule):
@@ -43,6 +43,7 @@ class TorchComputeInForward(Rule):
 
     code = "TL003"
     name = "torch-compute-in-forward"
+    category = DEGRADATION
     message = "PyTorch computes on the forward path"
     regression_type = 3
     check_key = "no_forbidden_torch_ops"

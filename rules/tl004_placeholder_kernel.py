@@ -6,7 +6,7 @@ from tritonlint import torch_api
 from tritonlint.bindings import Function
 from tritonlint.model import ModuleModel
 from tritonlint.syntax import iter_subtree
-from tritonlint.rule import Context, Diagnostic, Rule
+from tritonlint.rule import DEGRADATION, Context, Diagnostic, Rule
 
 _LOADS = ("triton.language.load", "triton.language.load_tensor_descriptor")
 # methods on a loaded block that only move or reinterpret data
@@ -44,6 +44,7 @@ class PlaceholderKernel(Rule):
 
     code = "TL004"
     name = "placeholder-kernel"
+    category = DEGRADATION
     message = "kernel only moves data; the math happens elsewhere"
     regression_type = 4
     check_key = "kernel_not_placeholder"

@@ -5,7 +5,7 @@ from typing import Iterator
 import libcst as cst
 
 from tritonlint.bindings import BindingKind, External
-from tritonlint.rule import Context, Diagnostic, Rule
+from tritonlint.rule import INTEGRITY, Context, Diagnostic, Rule
 
 _CACHES = frozenset({"functools.cache", "functools.lru_cache", "functools.cached_property", "functools.lru_cache()"})
 
@@ -42,6 +42,7 @@ class ResultCache(Rule):
 
     code = "TL101"
     name = "result-cache"
+    category = INTEGRITY
     message = "state kept across forward calls can replay results"
 
     BAD = [

@@ -5,7 +5,7 @@ from typing import Iterator
 import libcst as cst
 
 from tritonlint.examples import LAUNCH, submission
-from tritonlint.rule import Context, Diagnostic, Rule
+from tritonlint.rule import INTEGRITY, Context, Diagnostic, Rule
 
 PATCHED_ROOTS = frozenset({"torch", "torch_npu", "triton", "time", "timeit", "numpy", "builtins", "gc", "math", "random"})
 
@@ -37,6 +37,7 @@ class Monkeypatch(Rule):
 
     code = "TL102"
     name = "monkeypatch"
+    category = INTEGRITY
     message = "patches a library function"
 
     BAD = [

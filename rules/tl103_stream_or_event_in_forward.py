@@ -5,7 +5,7 @@ from typing import Iterator
 import libcst as cst
 
 from tritonlint.examples import submission
-from tritonlint.rule import Context, Diagnostic, Rule
+from tritonlint.rule import INTEGRITY, Context, Diagnostic, Rule
 
 _NAMES = ("Stream", "stream", "Event", "set_stream", "ExternalStream", "StreamContext", "graph", "CUDAGraph", "NPUGraph")
 _ROOTS = ("torch.cuda.", "torch.npu.", "torch_npu.npu.", "torch.accelerator.", "torch.")
@@ -44,6 +44,7 @@ class StreamOrEventInForward(Rule):
 
     code = "TL103"
     name = "stream-or-event-in-forward"
+    category = INTEGRITY
     message = "forward uses its own stream, event or graph"
 
     BAD = [

@@ -5,7 +5,7 @@ from typing import Iterator
 import libcst as cst
 
 from tritonlint.examples import submission
-from tritonlint.rule import Context, Diagnostic, Rule
+from tritonlint.rule import INTEGRITY, Context, Diagnostic, Rule
 
 _PREFIXES = ("subprocess.", "socket.", "urllib.", "http.", "requests.", "ctypes.", "multiprocessing.", "shutil.rmtree")
 _EXACT = frozenset({
@@ -43,6 +43,7 @@ class ProcessOrNetwork(Rule):
 
     code = "TL104"
     name = "process-or-network"
+    category = INTEGRITY
     message = "the submission escapes the process"
 
     BAD = [

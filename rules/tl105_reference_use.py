@@ -7,7 +7,7 @@ import libcst as cst
 from tritonlint.bindings import ClassInfo, External, Function
 from tritonlint.model import REFERENCE_CLASSES, REFERENCE_FUNCTIONS
 from tritonlint.syntax import dotted
-from tritonlint.rule import Context, Diagnostic, Rule
+from tritonlint.rule import DEGRADATION, Context, Diagnostic, Rule
 
 _REFERENCE_NAMES = REFERENCE_CLASSES | REFERENCE_FUNCTIONS
 
@@ -47,6 +47,8 @@ class ReferenceUse(Rule):
 
     code = "TL105"
     name = "reference-use"
+    category = DEGRADATION
+    regression_type = 3
     message = "the submission uses the reference implementation"
 
     BAD = [

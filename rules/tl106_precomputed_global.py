@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from tritonlint.compute import compute_sites
-from tritonlint.rule import Context, Diagnostic, Rule
+from tritonlint.rule import INTEGRITY, Context, Diagnostic, Rule
 
 
 class PrecomputedGlobal(Rule):
@@ -31,6 +31,7 @@ class PrecomputedGlobal(Rule):
 
     code = "TL106"
     name = "precomputed-global"
+    category = INTEGRITY
     message = "PyTorch computes at import time"
 
     BAD = [

@@ -4,7 +4,7 @@ from typing import Iterator
 
 import libcst as cst
 
-from tritonlint.rule import Context, Diagnostic, Rule
+from tritonlint.rule import DEGRADATION, Context, Diagnostic, Rule
 
 _ALLOWED_NN = frozenset(
     "torch.nn." + n for n in "Module Parameter Buffer ModuleList ModuleDict ParameterList ParameterDict Identity".split()
@@ -50,6 +50,8 @@ class ForbiddenModuleWide(Rule):
 
     code = "TL107"
     name = "forbidden-module-wide"
+    category = DEGRADATION
+    regression_type = 3
     message = "torch.nn layers or functional ops in the submission"
     check_key = "no_forbidden_module_wide_ops"
 

@@ -5,7 +5,7 @@ from typing import Iterator
 import libcst as cst
 
 from tritonlint.examples import submission
-from tritonlint.rule import Context, Diagnostic, Rule
+from tritonlint.rule import DEGRADATION, Context, Diagnostic, Rule
 
 _ROOTS = ("torch", "torch_npu", "triton", "numpy")
 _DYNAMIC_IMPORTS = frozenset({"builtins.__import__", "importlib.import_module", "importlib.__import__"})
@@ -38,6 +38,8 @@ class DynamicAttrEvasion(Rule):
 
     code = "TL108"
     name = "dynamic-attr-evasion"
+    category = DEGRADATION
+    regression_type = 3
     message = "torch reached through dynamic attribute access"
     check_key = "no_dynamic_attr_evasion"
 

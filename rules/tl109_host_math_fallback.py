@@ -4,7 +4,7 @@ from typing import Iterator
 
 import libcst as cst
 
-from tritonlint.rule import Context, Diagnostic, Rule
+from tritonlint.rule import DEGRADATION, Context, Diagnostic, Rule
 
 TRANSCENDENTAL = frozenset(
     "exp exp2 expm1 log log2 log10 log1p sin cos tan tanh sinh cosh asin acos atan atan2 sigmoid erf "
@@ -50,6 +50,8 @@ class HostMathFallback(Rule):
 
     code = "TL109"
     name = "host-math-fallback"
+    category = DEGRADATION
+    regression_type = 3
     message = "transcendental maths on the host feeds the kernel"
     check_key = "no_host_math_fallback"
 

@@ -8,7 +8,7 @@ from tritonlint.kernels import launch_arguments, param_roles
 from tritonlint.bindings import BindingKind, Scope
 from tritonlint.model import ModuleModel
 from tritonlint.examples import LAUNCH, submission
-from tritonlint.rule import Context, Diagnostic, Rule
+from tritonlint.rule import HAZARD, Context, Diagnostic, Rule
 
 _VIEWS = frozenset("view view_as reshape flatten unsqueeze squeeze permute transpose t expand narrow select".split())
 _NOT_MUTATING = frozenset({"requires_grad_", "share_memory_"})
@@ -67,6 +67,7 @@ class MutatesInput(Rule):
 
     code = "TL201"
     name = "mutates-input"
+    category = HAZARD
     message = "forward writes into its input"
 
     BAD = [

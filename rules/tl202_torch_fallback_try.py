@@ -7,7 +7,7 @@ import libcst as cst
 from tritonlint.compute import compute_sites
 from tritonlint.syntax import iter_subtree
 from tritonlint.examples import submission
-from tritonlint.rule import Context, Diagnostic, Rule
+from tritonlint.rule import DEGRADATION, Context, Diagnostic, Rule
 
 
 class TorchFallbackTry(Rule):
@@ -38,6 +38,8 @@ class TorchFallbackTry(Rule):
 
     code = "TL202"
     name = "torch-fallback-try"
+    category = DEGRADATION
+    regression_type = 3
     message = "except branch falls back to PyTorch"
 
     BAD = [

@@ -8,7 +8,7 @@ from tritonlint.kernels import depends, derived_names, pointer_accesses, pointer
 from tritonlint.bindings import Function
 from tritonlint.model import ModuleModel
 from tritonlint.syntax import iter_subtree
-from tritonlint.rule import UNSAFE, WARNING, Context, Diagnostic, Fix, Rule
+from tritonlint.rule import HAZARD, UNSAFE, WARNING, Context, Diagnostic, Fix, Rule
 
 _BLOCK_PTRS = ("triton.language.make_block_ptr", "triton.language.advance", "triton.language.make_tensor_descriptor")
 _NO_SPACE = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
@@ -49,6 +49,7 @@ class UnmaskedAccess(Rule):
 
     code = "TL203"
     name = "unmasked-access"
+    category = HAZARD
     severity = WARNING
     message = "tl.load/tl.store on tl.arange offsets without a mask"
 

@@ -8,7 +8,7 @@ from tritonlint.bindings import BindingKind, Function
 from tritonlint.model import ModuleModel
 from tritonlint.syntax import iter_subtree
 from tritonlint.examples import KERNEL, submission
-from tritonlint.rule import SAFE, Context, Diagnostic, Fix, Rule
+from tritonlint.rule import HAZARD, SAFE, Context, Diagnostic, Fix, Rule
 
 # triton.language calls whose (shape) arguments must be compile-time constants
 _SHAPED = frozenset("triton.language." + n for n in "arange zeros full reshape view broadcast_to static_range".split())
@@ -56,6 +56,7 @@ class ConstexprMissing(Rule):
 
     code = "TL204"
     name = "constexpr-missing"
+    category = HAZARD
     message = "kernel parameter used as a block size is not tl.constexpr"
 
     BAD = [submission(kernel=KERNEL.replace("BLOCK: tl.constexpr):", "BLOCK):  # expect: TL204"))]

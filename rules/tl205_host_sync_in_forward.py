@@ -6,7 +6,7 @@ import libcst as cst
 
 from tritonlint.bindings import CallSite
 from tritonlint.examples import submission
-from tritonlint.rule import WARNING, Context, Diagnostic, Rule, remove_statement
+from tritonlint.rule import HAZARD, WARNING, Context, Diagnostic, Rule, remove_statement
 
 _SYNC_METHODS = frozenset({"item", "cpu", "tolist", "numpy"})
 
@@ -47,6 +47,7 @@ class HostSyncInForward(Rule):
 
     code = "TL205"
     name = "host-sync-in-forward"
+    category = HAZARD
     severity = WARNING
     message = "host synchronisation on the forward path"
     check_key = "no_host_sync_risk"

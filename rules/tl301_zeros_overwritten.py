@@ -8,7 +8,7 @@ from tritonlint.bindings import BindingKind
 
 from tritonlint.kernels import launch_arguments, param_roles
 from tritonlint.examples import KERNEL, LAUNCH, submission
-from tritonlint.rule import UNSAFE, WARNING, Context, Diagnostic, Fix, Rule
+from tritonlint.rule import PERFORMANCE, UNSAFE, WARNING, Context, Diagnostic, Fix, Rule
 
 _TO_EMPTY = {"torch.zeros": "empty", "torch.zeros_like": "empty_like", "torch.ones": "empty", "torch.ones_like": "empty_like"}
 
@@ -41,6 +41,7 @@ class ZerosOverwritten(Rule):
 
     code = "TL301"
     name = "zeros-overwritten"
+    category = PERFORMANCE
     severity = WARNING
     message = "zero-filled buffer that the kernel overwrites"
 

@@ -8,7 +8,7 @@ import libcst as cst
 from tritonlint.bindings import Function
 from tritonlint.model import ModuleModel
 from tritonlint.examples import LAUNCH, submission
-from tritonlint.rule import SAFE, WARNING, Context, Diagnostic, Fix, Rule
+from tritonlint.rule import PERFORMANCE, SAFE, WARNING, Context, Diagnostic, Fix, Rule
 
 _DEVICE = re.compile(r"^(cuda|npu)(:\d+)?$")
 
@@ -49,6 +49,7 @@ class HardcodedDevice(Rule):
 
     code = "TL302"
     name = "hardcoded-device"
+    category = PERFORMANCE
     severity = WARNING
     message = "hard-coded device"
 

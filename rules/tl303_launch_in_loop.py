@@ -5,7 +5,7 @@ from typing import Iterator
 import libcst as cst
 
 from tritonlint.syntax import iter_subtree
-from tritonlint.rule import WARNING, Context, Diagnostic, Rule
+from tritonlint.rule import PERFORMANCE, WARNING, Context, Diagnostic, Rule
 
 
 class LaunchInLoop(Rule):
@@ -36,6 +36,7 @@ class LaunchInLoop(Rule):
 
     code = "TL303"
     name = "launch-in-loop"
+    category = PERFORMANCE
     severity = WARNING
     message = "kernel launched once per Python loop iteration"
 

@@ -5,7 +5,7 @@ from typing import Iterator
 import libcst as cst
 
 from tritonlint.examples import LAUNCH, submission
-from tritonlint.rule import WARNING, Context, Diagnostic, Rule, remove_statement
+from tritonlint.rule import PERFORMANCE, WARNING, Context, Diagnostic, Rule, remove_statement
 
 
 class PrintInForward(Rule):
@@ -31,6 +31,7 @@ class PrintInForward(Rule):
 
     code = "TL304"
     name = "print-in-forward"
+    category = PERFORMANCE
     severity = WARNING
     message = "print on the forward path"
 

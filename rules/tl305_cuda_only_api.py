@@ -5,7 +5,7 @@ from typing import Iterator
 import libcst as cst
 
 from tritonlint.examples import submission
-from tritonlint.rule import WARNING, Context, Diagnostic, Rule
+from tritonlint.rule import PERFORMANCE, WARNING, Context, Diagnostic, Rule
 
 # reported by TL103 (streams, events, graphs) and TL205 (synchronize)
 _ELSEWHERE = ("Stream", "stream", "Event", "set_stream", "ExternalStream", "graph", "CUDAGraph", "synchronize")
@@ -38,6 +38,7 @@ class CudaOnlyApi(Rule):
 
     code = "TL305"
     name = "cuda-only-api"
+    category = PERFORMANCE
     severity = WARNING
     message = "CUDA-only torch API"
 

@@ -8,6 +8,7 @@ import sys
 import time
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+FAIL_ON = ("error", "warning", "never")
 TOLERANCES = ("mere_mare", "allclose", "seed001_strict", "exact", "three_term")  # = runtime_check.compare.POLICIES, without importing torch
 
 
@@ -32,6 +33,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--entry-class", default=None, help="class whose forward is the entry point (default ModelNew)")
     p.add_argument("-j", "--jobs", type=int, default=0, metavar="N", help="worker processes (0 = one per CPU)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the report here instead of stdout")
+    p.add_argument("--fail-on", choices=FAIL_ON, default="error",
+                   help="exit 1 for invalid files and findings of this severity or worse (default: error; never: always 0)")
     run = p.add_argument_group("runtime gate (lint-clean files only; needs the [runtime] extra)")
     run.add_argument("--run", action="store_true", help="verify against the reference task, then benchmark")
     run.add_argument("--run-npu", action="store_true", help="same as --run --backend npu")
@@ -81,10 +84,14 @@ def _main(argv: list[str]) -> int:
         print(f"tritonlint: error: {e}", file=sys.stderr)
         return EXIT_USAGE
     overrides: dict = {}
-    if args.select:
-        overrides["select"] = _codes(args.select)
-    if args.ignore:
-        overrides["ignore"] = base.ignore + _codes(args.ignore)
+    try:
+        if args.select:
+            overrides["select"] = cfg.check_codes(_codes(args.select), "--select")
+        if args.ignore:
+            overrides["ignore"] = base.ignore + cfg.check_codes(_codes(args.ignore), "--ignore")
+    except cfg.ConfigError as e:
+        print(f"tritonlint: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
     if args.entry_class:
         overrides["entry_class"] = args.entry_class
     if args.exclude:
@@ -94,7 +101,6 @@ def _main(argv: list[str]) -> int:
     if args.fix or args.unsafe_fixes or args.diff:
         fix_mode = (args.unsafe_fixes, not args.diff)
     from tritonlint.files import UsageError, discover, lint_many
-    from tritonlint.engine import FAILED
     from tritonlint.report import build_report, use_color, write_json, write_text
 
     t0 = time.perf_counter()
@@ -130,13 +136,23 @@ def _main(argv: list[str]) -> int:
     finally:
         if args.output:
             out.close()
+    return exit_code(results, args.fail_on, bool(args.diff))
+
+
+def exit_code(results, fail_on: str, diff: bool = False) -> int:
+    """2 when a file could not be read or parsed; else 1 for an invalid file (lint or gate) or a
+    finding at the `--fail-on` severity, and for a --diff that would change something; else 0."""
+    from tritonlint.engine import FAILED
+    from tritonlint.rule import ERROR, WARNING
+
     if any(r.status == FAILED for r in results):
         return EXIT_USAGE
-    if any(r.runtime and r.runtime.get("verify") and r.runtime["verify"]["passed_cases"] < r.runtime["verify"]["total_cases"] for r in results):
+    if fail_on == "never":
+        return EXIT_OK
+    failing = (ERROR,) if fail_on == "error" else (ERROR, WARNING)
+    if any(not r.valid or any(d.severity in failing for d in r.diagnostics) for r in results):
         return EXIT_FINDINGS
-    if args.diff and any(r.diff for r in results):
-        return EXIT_FINDINGS
-    return EXIT_FINDINGS if any(r.diagnostics for r in results) else EXIT_OK
+    return EXIT_FINDINGS if diff and any(r.diff for r in results) else EXIT_OK
 
 
 def _run_gate(results, args) -> bool | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from tritonlint.rule import ERROR, WARNING, Diagnostic
+from tritonlint.rule import ENGINE, ERROR, WARNING, Diagnostic
 
 
 @dataclasses.dataclass(frozen=True)
@@ -16,7 +16,7 @@ class EngineCode:
 
     def diagnostic(self, message: str, line: int = 1, col: int = 1) -> Diagnostic:
         """A finding at line:col (both 1-based), with no node and no fix."""
-        return Diagnostic(self.code, self.name, self.severity, message, None, line, col, line, col)
+        return Diagnostic(self.code, self.name, self.severity, message, None, line, col, line, col, category=ENGINE)
 
 
 SYNTAX_ERROR = EngineCode("TL900", "syntax-error", ERROR, "The file does not parse.")

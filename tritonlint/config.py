@@ -65,10 +65,26 @@ def find_pyproject(start: str) -> str | None:
         d = parent
 
 
+def known_codes() -> tuple[str, ...]:
+    from tritonlint.codes import ENGINE_CODES
+    from tritonlint.registry import all_rules
+
+    return tuple(r.code for r in all_rules()) + tuple(c.code for c in ENGINE_CODES)
+
+
+def check_codes(codes: tuple[str, ...], where: str) -> tuple[str, ...]:
+    """Codes or code prefixes (`TL1`, `TL20`); one that matches nothing would silently check nothing."""
+    known = known_codes()
+    unknown = [c for c in codes if not any(k.startswith(c) for k in known)]
+    if unknown:
+        raise ConfigError(f"{where}: unknown code{'s' * (len(unknown) > 1)} {', '.join(unknown)} (see `tritonlint rules`)")
+    return codes
+
+
 def _codes(value, where: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{where} must be a list of strings")
-    return tuple(v.strip().upper() for v in value)
+    return check_codes(tuple(v.strip().upper() for v in value), where)
 
 
 def load(path: str | None) -> Config:

@@ -15,13 +15,13 @@ import warnings
 
 import libcst as cst
 
-from tritonlint import suppress
+from tritonlint import suppress, verdict
 from tritonlint.codes import INTERNAL_ERROR, SYNTAX_ERROR, UNREADABLE_FILE, UNSUPPRESSIBLE_CODE, UNUSED_SUPPRESSION, EngineCode
 from tritonlint.config import Config
 from tritonlint.locate import locate
 from tritonlint.model import ModuleModel
 from tritonlint.registry import all_rules
-from tritonlint.rule import ERROR, Context, Diagnostic, Rule
+from tritonlint.rule import Context, Diagnostic, Rule
 
 OK, SKIPPED, FAILED = "ok", "skipped", "error"
 NOT_A_SUBMISSION = "not a Triton submission (no ModelNew class, no triton import)"
@@ -46,7 +46,11 @@ class FileResult:
 
     @property
     def valid(self) -> bool:
-        return self.status != FAILED and not any(d.severity == ERROR for d in self.diagnostics)
+        """Degradation and integrity findings, a file that cannot be analysed, and a failed gate
+        make a file invalid; hazards and performance findings never do."""
+        if self.status == FAILED or any(d.invalidates for d in self.diagnostics):
+            return False
+        return self.runtime is None or self.runtime.get("verdict") in (None, "passed", "skipped")
 
     def to_json(self) -> dict:
         return {
@@ -204,13 +208,13 @@ def lint_module(module: cst.Module, text: str, path: str, config: Config) -> Fil
         result.diagnostics += found
     result.diagnostics += engine_notes
     result.diagnostics.sort(key=lambda d: (d.line, d.col, d.code))
-    _fill_checks(ctx, result, by_rule)
+    verdict.fill(ctx, result, by_rule)
     return result
 
 
 def _apply_suppressions(text: str, by_rule: list[tuple[Rule, list[Diagnostic]]], config: Config) -> list[Diagnostic]:
-    """Drop what the file suppresses; degradation findings only the repository's
-    config may suppress. Returns warnings about the suppressions themselves."""
+    """Drop what the file suppresses; findings that decide the verdict only the
+    repository's config may suppress. Returns warnings about the suppressions themselves."""
     directives = suppress.parse(text)
     if not directives:
         return []
@@ -222,12 +226,12 @@ def _apply_suppressions(text: str, by_rule: list[tuple[Rule, list[Diagnostic]]],
             hit = next((s for s in directives if suppress.matches(s, d.code, d.line)), None)
             if hit is None:
                 kept.append(d)
-            elif rule.regression_type is not None:
+            elif d.invalidates:
                 kept.append(d)
                 if id(hit) not in refused:
                     refused.add(id(hit))
                     notes.append(UNSUPPRESSIBLE_CODE.diagnostic(
-                                       f"{d.code} is a degradation finding: a submission cannot suppress it "
+                                       f"{d.code} decides the verdict: a submission cannot suppress it "
                                        "(the repository can, in [tool.tritonlint] per-file-ignores)", hit.line))
             else:
                 hit.used.add(d.code)
@@ -255,21 +259,6 @@ def _place(module: cst.Module, diagnostics: list[Diagnostic]) -> None:
                     content = "" if new is None else module.code_for_node(new)
                     edits.append({"line": q[0], "col": q[1] + 1, "end_line": q[2], "end_col": q[3] + 1, "content": content})
             d.fix_json = {"applicability": d.fix.applicability, "description": d.fix.description, "edits": edits}
-
-
-def _fill_checks(ctx: Context, result: FileResult, by_rule: list[tuple[Rule, list[Diagnostic]]]) -> None:
-    lowest: Rule | None = None
-    for rule, found in by_rule:
-        if rule.check_key is not None:
-            entry = {"passed": not found}
-            entry.update(rule.check_details(ctx, found))
-            result.checks[rule.check_key] = entry
-        if found and rule.regression_type is not None:
-            if lowest is None or rule.regression_type < lowest.regression_type:
-                lowest = rule
-    if lowest is not None:
-        result.regression_type = lowest.regression_type
-        result.suggestion = lowest.suggestion
 
 
 def lint_path(path: str, config: Config = Config()) -> FileResult:

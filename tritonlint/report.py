@@ -38,6 +38,8 @@ def build_report(results: Sequence[FileResult], elapsed_ms: float) -> dict:
             "files": len(results),
             "skipped": sum(r.status == SKIPPED for r in results),
             "failed": sum(r.status == FAILED for r in results),
+            "invalid": sum(not r.valid for r in results if r.status != SKIPPED),
+            "gate_failures": sum(bool(r.runtime) and r.runtime.get("verdict") not in (None, "passed", "skipped") for r in results),
             "errors": sum(d.severity == ERROR for d in diags),
             "warnings": sum(d.severity == WARNING for d in diags),
             "fixable": sum(d.fix_json is not None for d in diags),
@@ -83,6 +85,25 @@ def write_github(results: Sequence[FileResult], out: IO[str]) -> None:
             out.write(f"::{level} {props}::{_gh_escape(f'{d.code} {d.message}')}\n")
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' * (n != 1)}"
+
+
+def verdict_line(r: FileResult) -> str | None:
+    """Why a file is invalid, in one line; None for a valid file."""
+    if r.valid or r.status == FAILED:
+        return None
+    why = []
+    if r.regression_type is not None:
+        why.append(f"degradation type {r.regression_type}")
+    gaming = r.checks.get("no_measurement_gaming", {})
+    if not gaming.get("passed", True):
+        why.append("games the measurement (" + ", ".join(sorted({v["code"] for v in gaming["violations"]})) + ")")
+    if r.runtime and r.runtime.get("verdict") not in (None, "passed", "skipped"):
+        why.append(f"runtime gate: {r.runtime['verdict']}")
+    return f"{r.path}: invalid: " + "; ".join(why or ["see findings"])
+
+
 def write_text(results: Sequence[FileResult], report: dict, out: IO[str], color: bool) -> None:
     lines: list[tuple[str, str]] = []  # (style, text)
     for r in results:
@@ -90,14 +111,22 @@ def write_text(results: Sequence[FileResult], report: dict, out: IO[str], color:
             style = "red" if d.severity == ERROR else "yellow"
             mark = " [*]" if d.fix_json is not None else ""
             lines.append((style, f"{r.path}:{d.line}:{d.col}: {d.code}{mark} {d.message}"))
+        if r.runtime and "lines" in r.runtime:
+            lines += [("", f"{r.path}: {text}") for text in r.runtime["lines"]]
+        why = verdict_line(r)
+        if why:
+            lines.append(("red", why))
     s = report["summary"]
     checked = s["files"] - s["skipped"]
-    tail = f"{checked} file{'s' * (checked != 1)} checked" + (f", {s['skipped']} skipped" if s["skipped"] else "")
+    tail = _plural(checked, "file") + " checked" + (f", {s['skipped']} skipped" if s["skipped"] else "")
+    parts = []
     if s["errors"] or s["warnings"]:
         n_files = sum(1 for r in results if r.diagnostics)
-        summary = (f"Found {s['errors']} error{'s' * (s['errors'] != 1)} and {s['warnings']} "
-                   f"warning{'s' * (s['warnings'] != 1)} in {n_files} file{'s' * (n_files != 1)} ({tail}).")
-        lines.append(("bold", summary))
+        parts.append(f"Found {_plural(s['errors'], 'error')} and {_plural(s['warnings'], 'warning')} in {_plural(n_files, 'file')}")
+    if s["invalid"]:
+        parts.append(f"{s['invalid']} of {_plural(checked, 'file')} invalid")
+    if parts:
+        lines.append(("bold", "; ".join(parts) + f" ({tail})."))
     else:
         lines.append(("green", f"All checks passed ({tail})."))
     fixed = sum(r.fixes_applied for r in results)

@@ -24,6 +24,15 @@ if TYPE_CHECKING:
 
 ERROR, WARNING = "error", "warning"
 
+# What a finding does to the verdict (`valid`, `regression_type`). Severity is
+# separate: it only decides the exit code (`--fail-on`).
+DEGRADATION = "degradation"  # the math is not in Triton kernels: invalid, `regression_type` says which type
+INTEGRITY = "integrity"  # games or escapes the measurement: invalid, no regression type
+HAZARD = "hazard"  # may break or mis-measure the kernel: a diagnostic, `valid` unchanged
+PERFORMANCE = "performance"  # slow or unportable: a diagnostic, `valid` unchanged
+ENGINE = "engine"  # the engine's own codes (TL9xx)
+INVALIDATING = frozenset({DEGRADATION, INTEGRITY})
+
 
 SAFE, UNSAFE = "safe", "unsafe"
 
@@ -57,6 +66,11 @@ class Diagnostic:
     fix: Fix | None = dataclasses.field(default=None, repr=False, compare=False)
     data: dict = dataclasses.field(default_factory=dict, compare=False)
     fix_json: dict | None = None  # the fix as positioned edits, filled in by the engine
+    category: str = HAZARD  # the rule's verdict category
+
+    @property
+    def invalidates(self) -> bool:
+        return self.category in INVALIDATING
 
     def to_json(self) -> dict:
         return {
@@ -68,6 +82,7 @@ class Diagnostic:
             "end_line": self.end_line,
             "end_col": self.end_col,
             "message": self.message,
+            "category": self.category,
             "fix": self.fix_json,
         }
 
@@ -85,8 +100,9 @@ class Rule:
     code: ClassVar[str]
     name: ClassVar[str]
     severity: ClassVar[str] = ERROR
+    category: ClassVar[str] = HAZARD
     message: ClassVar[str]
-    # Degradation rules: their seed-002 type, `checks` key and suggestion.
+    # Degradation rules (category DEGRADATION): their seed-002 type, `checks` key and suggestion.
     regression_type: ClassVar[int | None] = None
     check_key: ClassVar[str | None] = None
     suggestion: ClassVar[str | None] = None
@@ -105,7 +121,7 @@ class Rule:
 
     def report(self, node: cst.CSTNode | None, message: str | None = None, fix: Fix | None = None, **data) -> Diagnostic:
         return Diagnostic(
-            self.code, self.name, self.severity, message or self.message, node, fix=fix, data=data
+            self.code, self.name, self.severity, message or self.message, node, fix=fix, data=data, category=self.category
         )
 
     @classmethod
