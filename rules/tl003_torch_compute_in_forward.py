@@ -85,7 +85,7 @@ class TorchComputeInForward(Rule):
         class ModelNew(nn.Module):
             def __init__(self, dim):
                 super().__init__()
-                self.proj = nn.Linear(dim, dim)  # expect: TL107
+                self.proj = nn.Linear(dim, dim)
                 self.scale = dim ** -0.5
 
             def forward(self, x, y):
@@ -132,9 +132,8 @@ class TorchComputeInForward(Rule):
         extra = ctx.config.allow_glue
         for f in m.host_reachable():
             where = "" if f is m.entry else f" (in `{f.qualname}`, reached from {m.entry.qualname})"
-            for node, call, reason in compute_sites(m, f, extra):
-                d = self.report(node, f"PyTorch computes `{call}` on the forward path: {reason}{where}", call=call, reason=reason)
-                yield d
+            for site in compute_sites(m, f, extra):
+                yield self.report(site.node, f"`{site.call}` {site.says} on the forward path{where}", call=site.call, reason=site.reason)
 
     def check_details(self, ctx: Context, found: list[Diagnostic]) -> dict:
         return {"violations": [{"line": d.line, "call": d.data["call"], "reason": d.data["reason"]} for d in found]}

@@ -86,5 +86,5 @@ class PrecomputedGlobal(Rule):
 
     def run(self, ctx: Context) -> Iterator[Diagnostic]:
         m = ctx.model
-        for node, call, reason in compute_sites(m, m.module_function, ctx.config.allow_glue):
-            yield self.report(node, f"`{call}` runs at import time: {reason}")
+        for site in compute_sites(m, m.module_function, ctx.config.allow_glue):
+            yield self.report(site.node, f"`{site.call}` {site.says} at import time")

@@ -4,6 +4,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from tritonlint.bindings import External, Instance
 from tritonlint.rule import DEGRADATION, Context, Diagnostic, Rule
 
 _ALLOWED_NN = frozenset(
@@ -12,8 +13,11 @@ _ALLOWED_NN = frozenset(
 
 
 def forbidden(q: str) -> bool:
-    if q.startswith("torch.nn.functional."):
-        return True
+    """A torch.nn functional op, or a torch.nn layer class that computes when called."""
+    return q.startswith("torch.nn.functional.") or is_layer(q)
+
+
+def is_layer(q: str) -> bool:
     if not q.startswith("torch.nn.") or q.startswith(("torch.nn.init.", "torch.nn.parameter.", "torch.nn.utils.")):
         return False
     head = q[len("torch.nn."):].split(".", 1)[0]
@@ -23,22 +27,26 @@ def forbidden(q: str) -> bool:
 class ForbiddenModuleWide(Rule):
     """
     ## What it does
-    Flags `torch.nn` layers (`nn.Linear`, `nn.LayerNorm`, ...) and
-    `torch.nn.functional` anywhere in the submission outside the path of
-    forward (which TL003 covers): in `__init__`, helpers, class bodies and
-    module level. The reference `Model` in the same file is exempt.
+    Flags `torch.nn.functional` ops anywhere in the submission outside the
+    path of forward (which TL003 covers): in `__init__`, helpers, class
+    bodies and module level; and `torch.nn` layers (`nn.Linear`,
+    `nn.LayerNorm`, ...) *called* there. Building a layer only to hold or
+    initialise parameters (`self.proj = nn.Linear(d, d)`, then passing
+    `self.proj.weight` to a kernel) is allowed: it computes nothing on the
+    inputs, and it is how a submission gets the reference's initial weights.
+    The reference `Model` in the same file is exempt.
 
     ## Why is this bad?
-    The newest seed-002 verifier checks this module-wide: a submission that
-    builds `nn.Linear` in `__init__` copies the baseline's weights and
-    initialisation, and a functional op parked in a helper is one call away
-    from forward.
+    A functional op parked in a helper or a table is one call away from
+    forward, and a layer called in `__init__` precomputes with PyTorch. (The
+    newest seed-002 verifier forbids any module-wide `nn` use; tritonlint
+    allows parameter holders, which real honest submissions need.)
 
     ## Example
     ```python
     def __init__(self, d):
         super().__init__()
-        self.proj = nn.Linear(d, d)
+        self.table = F.softmax(torch.randn(d), dim=0)
     ```
 
     ## Use instead
@@ -78,7 +86,8 @@ class ForbiddenModuleWide(Rule):
         class ModelNew(nn.Module):
             def __init__(self, d=256):
                 super().__init__()
-                self.lin = nn.Linear(d, d)  # expect: TL107
+                self.lin = nn.Linear(d, d)  # holds the weight: allowed
+                self.bias = nn.Parameter(self.lin(torch.ones(d)).detach())  # expect: TL107
 
             def forward(self, x):
                 out = torch.empty_like(x)
@@ -134,15 +143,20 @@ class ForbiddenModuleWide(Rule):
             inner = set()
             for node, scope in f.nodes(cst.Attribute):
                 inner.add(id(node.value))
+            constructed = set()  # `nn.Linear(...)`: the class named to build a parameter holder
+            for call, scope in f.nodes(cst.Call):
+                layers = [t.of.qualname for t in m.resolve(call.func, scope) if isinstance(t, Instance) and isinstance(t.of, External) and is_layer(t.of.qualname)]
+                if layers:
+                    yield self.report(call, f"calls the `{layers[0]}` layer outside forward: it computes in PyTorch", call=layers[0])
+                elif any(is_layer(q) for q in m.externals(call.func, scope)):
+                    constructed.add(id(call.func))
             for node_type in (cst.Attribute, cst.Name):
                 for node, scope in f.nodes(node_type):
-                    if id(node) in inner:
+                    if id(node) in inner or id(node) in constructed:
                         continue  # report `nn.functional.relu` once, not also `nn.functional`
-                    hits = [q for q in m.externals(node, scope) if forbidden(q)]
+                    hits = [q for q in m.externals(node, scope) if q.startswith("torch.nn.functional.")]
                     if hits:
-                        yield self.report(node, f"`{hits[0]}` in the submission: seed-002 forbids torch.nn layers and functional ops module-wide")
+                        yield self.report(node, f"`{hits[0]}` in the submission outside forward: a functional op one call away from it", call=hits[0])
 
     def check_details(self, ctx: Context, found: list[Diagnostic]) -> dict:
-        return {"violations": [{"line": d.line, "call": d.message.split("`")[1], "reason": "torch.nn layer or functional op"} for d in found]}
-
-
+        return {"violations": [{"line": d.line, "call": d.data["call"], "reason": "torch.nn layer or functional op"} for d in found]}

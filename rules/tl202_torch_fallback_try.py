@@ -76,6 +76,6 @@ class TorchFallbackTry(Rule):
             for node, _ in f.nodes(cst.Try):
                 for handler in node.handlers:
                     inside = {id(n) for n in iter_subtree(handler.body)}
-                    hits = [call for site, call, _ in sites if id(site) in inside]
+                    hits = [site.call for site in sites if id(site.node) in inside]
                     if hits:
                         yield self.report(handler, f"except branch computes with PyTorch (`{hits[0]}`): kernel failures must surface, not fall back")

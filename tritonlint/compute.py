@@ -1,13 +1,14 @@
 """What PyTorch computes: the shared answer for every rule that asks.
 
 `compute_sites(model, function)` yields each call or operator in one function
-that runs math in PyTorch (not glue: allocation, views, metadata), with the
-source text of the call and the reason.
+that runs math in PyTorch (not glue: allocation, views, metadata): the node,
+the source text of the call, seed 002's `reason`, and `says`, what the call
+does in words that do not repeat its text (for messages: "`{call}` {says}").
 """
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 import libcst as cst
 
@@ -16,83 +17,105 @@ from tritonlint.bindings import External, Function, Instance, Scope
 from tritonlint.model import ModuleModel
 
 
-def compute_sites(m: ModuleModel, f: Function, extra: frozenset[str] = frozenset()) -> Iterator[tuple[cst.CSTNode, str, str]]:
+class ComputeSite(NamedTuple):
+    node: cst.CSTNode
+    call: str  # the source text of the callee or operator
+    reason: str  # seed 002's wording, for `checks.no_forbidden_torch_ops.violations`
+    says: str  # completes "`{call}` ...", e.g. "runs in PyTorch"
+
+
+class _Why(NamedTuple):
+    reason: str
+    says: str
+
+
+_RUNS = "runs in PyTorch"
+
+
+def compute_sites(m: ModuleModel, f: Function, extra: frozenset[str] = frozenset()) -> Iterator[ComputeSite]:
     code = m.module.code_for_node
     for call, scope in f.nodes(cst.Call):
-        reason = call_reason(m, call, scope, extra)
-        if reason:
-            yield call, code(call.func).strip(), reason
+        why = _call_why(m, call, scope, extra)
+        if why:
+            yield ComputeSite(call, code(call.func).strip(), why.reason, why.says)
     for op, scope in f.nodes(cst.BinaryOperation):
         if m.is_tensor(op.left, scope) or m.is_tensor(op.right, scope):
             sym = code(op.operator).strip()
-            yield op, sym, f"tensor operator `{sym}` runs a PyTorch kernel"
+            yield ComputeSite(op, sym, f"tensor operator `{sym}` runs a PyTorch kernel", f"on tensors {_RUNS}")
     for op, scope in f.nodes(cst.UnaryOperation):
         if not isinstance(op.operator, cst.Not) and m.is_tensor(op.expression, scope):
             sym = code(op.operator).strip()
-            yield op, sym, f"tensor operator `{sym}` runs a PyTorch kernel"
+            yield ComputeSite(op, sym, f"tensor operator `{sym}` runs a PyTorch kernel", f"on a tensor {_RUNS}")
     for op, scope in f.nodes(cst.Comparison):
         if m.is_tensor(op, scope):
             sym = code(op.comparisons[0].operator).strip()
-            yield op, sym, f"tensor comparison `{sym}` runs a PyTorch kernel"
+            yield ComputeSite(op, sym, f"tensor comparison `{sym}` runs a PyTorch kernel", f"comparing tensors {_RUNS}")
     for op, scope in f.nodes(cst.AugAssign):
         if m.is_tensor(op.target, scope) or m.is_tensor(op.value, scope):
             sym = code(op.operator).strip()
-            yield op, sym, f"in-place tensor operator `{sym}` runs a PyTorch kernel"
+            yield ComputeSite(op, sym, f"in-place tensor operator `{sym}` runs a PyTorch kernel", f"on a tensor {_RUNS}")
     for sub, scope in f.subscript_stores:
         if m.is_tensor(sub.value, scope):
-            yield sub, code(sub).strip() + " = ...", "indexed write into a tensor runs a PyTorch kernel"
+            yield ComputeSite(sub, code(sub).strip() + " = ...", "indexed write into a tensor runs a PyTorch kernel",
+                              f"(an indexed write into a tensor) {_RUNS}")
     for sub, scope in f.nodes(cst.Subscript):
         if m.is_tensor(sub.value, scope) and any(
             isinstance(el.slice, cst.Index) and m.is_tensor(el.slice.value, scope) for el in sub.slice
         ):
-            yield sub, code(sub).strip(), "indexing with a tensor gathers in PyTorch"
+            yield ComputeSite(sub, code(sub).strip(), "indexing with a tensor gathers in PyTorch", f"(a gather by a tensor index) {_RUNS}")
 
 
 def call_reason(m: ModuleModel, call: cst.Call, scope: Scope, extra: frozenset[str] = frozenset()) -> str | None:
-    """Why this call computes in PyTorch, or None when it is glue or not torch."""
+    """Why this call computes in PyTorch (seed 002's wording), or None when it is glue or not torch."""
+    why = _call_why(m, call, scope, extra)
+    return why.reason if why else None
+
+
+def _call_why(m: ModuleModel, call: cst.Call, scope: Scope, extra: frozenset[str]) -> _Why | None:
     targets = m.resolve(call.func, scope)
+    text = m.module.code_for_node(call.func).strip()
     for t in targets:
         if isinstance(t, External):
-            reason = _external_reason(m, t.qualname, call, scope, extra)
-            if reason:
-                return reason
+            why = _external_why(m, t.qualname, text, call, scope, extra)
+            if why:
+                return why
         elif isinstance(t, Instance) and isinstance(t.of, External):
             q = t.of.qualname
             if torch_api.is_torch_name(q) and q not in torch_api.GLUE_LAYERS and q not in extra:
-                return f"calling the {q} layer computes in PyTorch"
+                return _Why(f"calling the {q} layer computes in PyTorch", f"runs the {q} layer in PyTorch")
     func = call.func
     if not targets and isinstance(func, cst.Attribute) and m.is_tensor(func.value, scope):
-        return _method_reason(m, func.attr.value, call, scope, extra)
+        return _method_why(m, func.attr.value, call, scope, extra)
     return None
 
 
-def _external_reason(m, q: str, call, scope, extra) -> str | None:
+def _external_why(m, q: str, text: str, call, scope, extra) -> _Why | None:
     if "()." in q:  # a method on the result of an external call: `torch.empty(...).fill_(0)`
         head, method = q.rsplit(".", 1)
         if torch_api.is_torch_name(head) and "." not in method:
-            return _method_reason(m, method, call, scope, extra)
+            return _method_why(m, method, call, scope, extra)
         return None
     if torch_api.is_torch_name(q):
         if torch_api.is_glue_function(q, extra):
             return None
-        return f"{q} computes in PyTorch"
+        return _Why(f"{q} computes in PyTorch", _RUNS if text == q else f"({q}) {_RUNS}")
     if q in torch_api.COMPUTING_BUILTINS and any(m.holds_tensors(a.value, scope) for a in call.args):
-        return f"builtin {q[9:]}() on a tensor computes in PyTorch"
+        return _Why(f"builtin {q[9:]}() on a tensor computes in PyTorch", f"on a tensor {_RUNS}")
     return None
 
 
-def _method_reason(m, name: str, call: cst.Call, scope, extra) -> str | None:
+def _method_why(m, name: str, call: cst.Call, scope, extra) -> _Why | None:
     if f"Tensor.{name}" in extra:
         return None
     if name == "to":
         if is_conversion(m, call, scope):
-            return "Tensor.to(dtype) converts data in PyTorch; cast inside the kernel"
+            return _Why("Tensor.to(dtype) converts data in PyTorch; cast inside the kernel", "converts data in PyTorch (cast inside the kernel)")
         return None
     if name in torch_api.GLUE_METHODS:
         return None
     if name in torch_api.CONVERSION_METHODS:
-        return f"Tensor.{name}() converts data in PyTorch; cast inside the kernel"
-    return f"Tensor.{name}() computes in PyTorch"
+        return _Why(f"Tensor.{name}() converts data in PyTorch; cast inside the kernel", "converts data in PyTorch (cast inside the kernel)")
+    return _Why(f"Tensor.{name}() computes in PyTorch", f"(Tensor.{name}) {_RUNS}")
 
 
 def is_conversion(m: ModuleModel, call: cst.Call, scope: Scope) -> bool:
