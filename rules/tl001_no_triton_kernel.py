@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from tritonlint.kernels import uses_triton
 from tritonlint.rule import DEGRADATION, Context, Diagnostic, Rule
 
 
@@ -10,7 +11,9 @@ class NoTritonKernel(Rule):
     function decorated with `triton.jit`, in any spelling: `@triton.jit`,
     `@triton.jit(...)`, `@jit` after `from triton import jit`, an alias such
     as `import triton as tr`, a stack under `@triton.autotune`, or
-    `kernel = triton.jit(fn)`.
+    `kernel = triton.jit(fn)`; and one whose kernels use no
+    `triton.language` operation at all (a decorated Python function is not a
+    kernel, as the newest seed-002 verifier says).
 
     ## Why is this bad?
     Degradation type 1 of the seed-002 verifier: the "Triton" solution is
@@ -65,6 +68,21 @@ class NoTritonKernel(Rule):
             def forward(self, x):
                 return helper(x)
         """,
+        """
+        import torch
+        import torch.nn as nn
+        import triton
+
+
+        @triton.jit
+        def scale(x, s):  # expect: TL001
+            return x * s
+
+
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return scale(x, 2.0)
+        """,
     ]
     GOOD = [
         """
@@ -93,9 +111,14 @@ class NoTritonKernel(Rule):
     def run(self, ctx: Context) -> list[Diagnostic]:
         m = ctx.model
         cls = m.entry_class
-        if cls is None or m.kernels:
+        if cls is None:
             return []
-        return [self.report(cls.node.name)]
+        if not m.kernels:
+            return [self.report(cls.node.name)]
+        if any(uses_triton(m, k) for k in m.kernels):
+            return []
+        return [self.report(k.node.name, f"`{k.name}` is decorated as a Triton kernel but uses no triton.language "
+                                         "operation: it is not a kernel") for k in m.kernels]
 
     def check_details(self, ctx: Context, found: list[Diagnostic]) -> dict:
         return {"kernels": [k.name for k in ctx.model.kernels]}

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from tritonlint.kernels import uses_triton
 from tritonlint.rule import DEGRADATION, Context, Diagnostic, Rule
 
 
@@ -123,8 +124,10 @@ class KernelNotLaunched(Rule):
     def run(self, ctx: Context) -> list[Diagnostic]:
         m = ctx.model
         cls = m.entry_class
-        if cls is None or not m.kernels:
-            return []
+        if cls is None:
+            return self._misnamed_entry(m) if m.kernels else []
+        if not any(uses_triton(m, k) for k in m.kernels):
+            return []  # no kernel at all: TL001's finding
         entry = m.entry
         if entry is None:
             return [self.report(cls.node.name, f"{m.entry_class_name} has no {m.entry_method_name} method, so no kernel is launched")]
@@ -132,6 +135,17 @@ class KernelNotLaunched(Rule):
             return []
         names = ", ".join(f"`{k.name}`" for k in m.kernels)
         return [self.report(entry.node.name, f"kernel(s) {names} never launched on any path from {m.entry_class_name}.{m.entry_method_name}")]
+
+    def _misnamed_entry(self, m) -> list[Diagnostic]:
+        """Kernels and an nn.Module with a forward, but no entry class: the gate would load nothing.
+        (A module of kernels and wrappers without any module class is a library: not reported.)"""
+        return [
+            self.report(c.node.name, f"no class {m.entry_class_name}, so no kernel is launched from "
+                        f"{m.entry_class_name}.{m.entry_method_name}: `{c.name}` has a {m.entry_method_name}; "
+                        f"name it {m.entry_class_name} (or set entry-class)")
+            for c in m.classes
+            if m.entry_method_name in c.methods and not m.is_reference(c.methods[m.entry_method_name]) and m.is_module_class(c)
+        ]
 
     def check_details(self, ctx: Context, found: list[Diagnostic]) -> dict:
         m = ctx.model

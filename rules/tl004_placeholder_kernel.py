@@ -189,7 +189,7 @@ def _jit_function_computes(m: ModuleModel, k: Function, data_params: frozenset, 
                 continue
         names = m.externals(call.func, scope)
         functions = [q for q in names if "()." not in q]  # "f().m" is method m on f's result
-        if any(q.startswith("triton.") and q not in torch_api.TL_DATA_MOVEMENT for q in functions):
+        if any(q.startswith(torch_api.KERNEL_MATH_PREFIXES) and q not in torch_api.TL_DATA_MOVEMENT for q in functions):
             return True
         func = call.func
         is_method = isinstance(func, cst.Attribute) and (len(functions) < len(names) or not names)

@@ -115,7 +115,7 @@ class ResultCache(Rule):
                 expr = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
                 if any(isinstance(t, External) and t.qualname in _CACHES for t in m.resolve(expr, f.scope.parent)):
                     yield self.report(d.decorator, f"`{f.name}` is memoised ({m.module.code_for_node(expr)}): repeated inputs replay an old result")
-            for sub, scope in f.subscript_stores:
+            for sub, scope, _ in f.subscript_stores:
                 if m.is_tensor(sub.value, scope):
                     continue  # writing into a tensor is TL003's business
                 if m.self_class(sub.value.value if isinstance(sub.value, cst.Attribute) else None, scope) or _is_global(m, sub.value, scope):

@@ -70,6 +70,6 @@ class ProcessOrNetwork(Rule):
             if q is not None:
                 yield self.report(site.node, f"calls `{q}`: a submission must not leave the process or change its environment")
         for f in functions:
-            for sub, scope in f.subscript_stores:
+            for sub, scope, _ in f.subscript_stores:
                 if m.qualname(sub.value, scope) == "os.environ":
                     yield self.report(sub, "writes os.environ: the gate's environment is not the submission's to change")

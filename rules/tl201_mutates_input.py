@@ -102,7 +102,7 @@ class MutatesInput(Rule):
             for op, scope in f.nodes(cst.AugAssign):
                 if (name := input_root(m, op.target, scope)) and m.is_tensor(op.target, scope):
                     yield self.report(op, f"`{m.module.code_for_node(op).strip()}` modifies the input `{name}` in place")
-            for sub, scope in f.subscript_stores:
+            for sub, scope, _ in f.subscript_stores:
                 if name := input_root(m, sub, scope):
                     yield self.report(sub, f"indexed write modifies the input `{name}`")
         for site in m.launch_sites():

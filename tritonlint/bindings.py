@@ -91,6 +91,30 @@ class Launcher:
     def __hash__(self) -> int:
         return hash(("launch", id(self.kernel)))
 
+    def __repr__(self) -> str:
+        return f"Launcher({self.kernel.qualname})"
+
+
+class Container:
+    """A collection built in this module: a list/tuple/set/dict literal, or `nn.Sequential(...)`,
+    `nn.ModuleList(...)`, `nn.ModuleDict(...)`. Calling, iterating or indexing it reaches its
+    members (`Names.members`): whatever it was built with, or later given through `append`/`extend`/...."""
+
+    __slots__ = ("node", "scope")
+
+    def __init__(self, node: cst.CSTNode, scope: "Scope") -> None:
+        self.node = node
+        self.scope = scope
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Container) and other.node is self.node
+
+    def __hash__(self) -> int:
+        return hash(("container", id(self.node)))
+
+    def __repr__(self) -> str:
+        return f"Container({type(self.node).__name__})"
+
 
 # ---------------------------------------------------------------- bindings and scopes
 class _Kind(enum.Enum):
@@ -188,7 +212,7 @@ class Function:
         self.is_lambda = isinstance(node, cst.Lambda)
         self.returns: list[tuple[cst.BaseExpression, Scope]] = []
         self.lambdas: list[Function] = []
-        self.subscript_stores: list[tuple[cst.Subscript, Scope]] = []  # `x[i] = ...` targets
+        self.subscript_stores: list[tuple[cst.Subscript, Scope, cst.BaseExpression | None]] = []  # `x[i] = value`
         self._nodes: dict[type, list[tuple[cst.CSTNode, Scope]]] = {t: [] for t in RECORDED}
 
     def nodes(self, kind: type) -> list[tuple[cst.CSTNode, Scope]]:

@@ -13,7 +13,7 @@ from typing import Iterator, NamedTuple
 import libcst as cst
 
 from tritonlint import torch_api
-from tritonlint.bindings import External, Function, Instance, Scope
+from tritonlint.bindings import Container, External, Function, Instance, Scope
 from tritonlint.model import ModuleModel
 
 
@@ -54,8 +54,8 @@ def compute_sites(m: ModuleModel, f: Function, extra: frozenset[str] = frozenset
         if m.is_tensor(op.target, scope) or m.is_tensor(op.value, scope):
             sym = code(op.operator).strip()
             yield ComputeSite(op, sym, f"in-place tensor operator `{sym}` runs a PyTorch kernel", f"on a tensor {_RUNS}")
-    for sub, scope in f.subscript_stores:
-        if m.is_tensor(sub.value, scope):
+    for sub, scope, value in f.subscript_stores:
+        if m.is_tensor(sub.value, scope) and not _scalar_into_element(m, sub, value, scope):
             yield ComputeSite(sub, code(sub).strip() + " = ...", "indexed write into a tensor runs a PyTorch kernel",
                               f"(an indexed write into a tensor) {_RUNS}")
     for sub, scope in f.nodes(cst.Subscript):
@@ -63,6 +63,28 @@ def compute_sites(m: ModuleModel, f: Function, extra: frozenset[str] = frozenset
             isinstance(el.slice, cst.Index) and m.is_tensor(el.slice.value, scope) for el in sub.slice
         ):
             yield ComputeSite(sub, code(sub).strip(), "indexing with a tensor gathers in PyTorch", f"(a gather by a tensor index) {_RUNS}")
+
+
+def _scalar_into_element(m: ModuleModel, sub: cst.Subscript, value, scope: Scope) -> bool:
+    """`out[0] = 0.0` on a buffer this code allocated: setting up an allocation, not computing.
+    (A slice or a tensor index, a tensor value, or a buffer that holds a result is a PyTorch kernel.)"""
+    if value is None or m.is_tensor(value, scope) or not _is_allocation(m, sub.value, scope):
+        return False
+    return all(isinstance(el.slice, cst.Index) and not m.is_tensor(el.slice.value, scope) for el in sub.slice)
+
+
+def _is_allocation(m: ModuleModel, expr, scope: Scope) -> bool:
+    if not isinstance(expr, cst.Name):
+        return False
+    bindings = m.lookup(expr.value, scope)
+    for b in bindings:
+        value = b.value if b.index is None else None
+        if not isinstance(value, cst.Call):
+            return False
+        names = m.externals(value.func, scope)
+        if not names or not all(q in torch_api.ALLOCATIONS for q in names):
+            return False
+    return bool(bindings)
 
 
 def call_reason(m: ModuleModel, call: cst.Call, scope: Scope, extra: frozenset[str] = frozenset()) -> str | None:
@@ -80,12 +102,24 @@ def _call_why(m: ModuleModel, call: cst.Call, scope: Scope, extra: frozenset[str
             if why:
                 return why
         elif isinstance(t, Instance) and isinstance(t.of, External):
-            q = t.of.qualname
-            if torch_api.is_torch_name(q) and q not in torch_api.GLUE_LAYERS and q not in extra:
-                return _Why(f"calling the {q} layer computes in PyTorch", f"runs the {q} layer in PyTorch")
+            why = _layer_why(t.of.qualname, extra)
+            if why:
+                return why
+        elif isinstance(t, Container):  # calling nn.Sequential calls each member
+            for member in m.members(t):
+                if isinstance(member, Instance) and isinstance(member.of, External):
+                    why = _layer_why(member.of.qualname, extra)
+                    if why:
+                        return _Why(why.reason, f"runs its {member.of.qualname} member in PyTorch")
     func = call.func
     if not targets and isinstance(func, cst.Attribute) and m.is_tensor(func.value, scope):
         return _method_why(m, func.attr.value, call, scope, extra)
+    return None
+
+
+def _layer_why(q: str, extra) -> _Why | None:
+    if torch_api.is_torch_name(q) and q not in torch_api.GLUE_LAYERS and q not in extra:
+        return _Why(f"calling the {q} layer computes in PyTorch", f"runs the {q} layer in PyTorch")
     return None
 
 

@@ -6,6 +6,7 @@ from typing import Callable
 
 import libcst as cst
 
+from tritonlint import torch_api
 from tritonlint.bindings import Function, LaunchSite, Scope
 from tritonlint.model import ModuleModel
 from tritonlint.syntax import iter_subtree
@@ -76,6 +77,17 @@ def pointer_arg(call: cst.Call) -> cst.BaseExpression | None:
         if a.keyword is None or a.keyword.value == "pointer":
             return a.value
     return None
+
+
+def uses_triton(m: ModuleModel, k: Function) -> bool:
+    """A kernel does something Triton does: some name in it resolves into triton (`tl.load`, `tl.arange`, ...).
+    A `@triton.jit` function that does not is no kernel."""
+    return any(
+        q.startswith(torch_api.KERNEL_MATH_PREFIXES)
+        for kind in (cst.Attribute, cst.Name)
+        for node, scope in k.nodes(kind)
+        for q in m.externals(node, scope)
+    )
 
 
 def param_roles(m: ModuleModel, k: Function) -> dict[str, set[str]]:

@@ -16,7 +16,7 @@ from typing import Iterable, Iterator, TypeVar
 import libcst as cst
 
 from tritonlint import torch_api
-from tritonlint.bindings import BindingKind, CallSite, ClassInfo, External, Function, Instance, LaunchSite, Launcher, Scope, ScopeKind
+from tritonlint.bindings import BindingKind, CallSite, ClassInfo, Container, External, Function, Instance, LaunchSite, Launcher, Scope, ScopeKind
 from tritonlint.names import Names
 from tritonlint.tensors import Tensors
 from tritonlint.walk import Tables, walk
@@ -25,6 +25,10 @@ REFERENCE_CLASSES = frozenset({"Model"})
 REFERENCE_FUNCTIONS = frozenset({"get_inputs", "get_init_inputs", "get_small_inputs"})
 
 A = TypeVar("A")
+# Methods that run when a class is instantiated or an instance is used on the path
+# (called, or used as a context manager: `with Ctx(x) as y:` runs __enter__/__exit__).
+_INSTANCE_ENTRIES = ("__call__", "forward", "__enter__", "__exit__")
+_CLASS_ENTRIES = ("__init__", *_INSTANCE_ENTRIES)
 
 
 def _discover_kernels(t: Tables) -> None:
@@ -108,6 +112,10 @@ class ModuleModel(Names):
     def kernels(self) -> list[Function]:
         return [f for f in self.functions if f.is_kernel]
 
+    def is_module_class(self, c: ClassInfo) -> bool:
+        """A subclass of torch.nn.Module, directly or through classes of this module."""
+        return any(isinstance(b, External) and b.qualname.startswith("torch.nn.") for k in self.mro(c) for b in self.bases(k))
+
     # -- the query API rules use
     def calls(self, functions: Iterable[Function]) -> Iterator[CallSite]:
         """Every call in `functions`, with the external names its callee may stand for."""
@@ -131,12 +139,15 @@ class ModuleModel(Names):
                         out[id(g)] = g
         return [g for g in out.values() if g is not f]
 
-    def _functions_behind(self, t) -> Iterator[Function]:
+    def _functions_behind(self, t, depth: int = 0) -> Iterator[Function]:
         if isinstance(t, Function):
             yield t
+        elif isinstance(t, Container) and depth < 4:  # a container of modules or functions: each member
+            for member in self.members(t):
+                yield from self._functions_behind(member, depth + 1)
         elif isinstance(t, ClassInfo) or (isinstance(t, Instance) and isinstance(t.of, ClassInfo)):
             c = t if isinstance(t, ClassInfo) else t.of
-            names = ("__init__", "__call__", "forward") if isinstance(t, ClassInfo) else ("__call__", "forward")
+            names = _CLASS_ENTRIES if isinstance(t, ClassInfo) else _INSTANCE_ENTRIES
             for n in names:
                 for m in self.class_member(c, n):
                     if isinstance(m, Function):

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Iterable
 import libcst as cst
 
 from tritonlint import torch_api
-from tritonlint.bindings import BindingKind, Binding, ClassInfo, External, Function, Instance, Launcher, Scope, ScopeKind
+from tritonlint.bindings import BindingKind, Binding, ClassInfo, Container, External, Function, Instance, Launcher, Scope, ScopeKind
 
 if TYPE_CHECKING:
     from tritonlint.walk import Tables
@@ -27,7 +27,10 @@ class Names:
         self.module_scope = tables.module_scope
         self.function_of_node = tables.function_of_node
         self.class_of_scope = tables.class_of_scope
+        self._tables = tables
         self._resolved: dict[tuple, frozenset] = {}
+        self._members: dict[Container, tuple] = {}
+        self._adds: list[tuple[cst.BaseExpression, Scope, cst.Call]] | None = None
 
     def lookup(self, name: str, scope: Scope) -> list[Binding]:
         """The bindings a name refers to in `scope` (LEGB; class bodies are invisible to their methods)."""
@@ -74,8 +77,16 @@ class Names:
             return self._resolve_attribute(expr, scope, depth)
         if isinstance(expr, cst.Call):
             return self._resolve_call(expr, scope, depth)
-        if isinstance(expr, cst.Subscript):
-            return {Launcher(t) for t in self.resolve(expr.value, scope, depth) if isinstance(t, Function) and t.is_kernel}
+        if isinstance(expr, cst.Subscript):  # `kernel[grid]`, or a member of a container
+            out = set()
+            for t in self.resolve(expr.value, scope, depth):
+                if isinstance(t, Function) and t.is_kernel:
+                    out.add(Launcher(t))
+                elif isinstance(t, Container):
+                    out.update(self.members(t, depth))
+            return out
+        if isinstance(expr, (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.ListComp, cst.DictComp, cst.GeneratorExp)):
+            return {Container(expr, scope)}
         if isinstance(expr, cst.Lambda):
             f = self.function_of_node.get(expr)
             return {f} if f else ()
@@ -99,6 +110,10 @@ class Names:
                 out.add(b.cls)
             elif b.kind in (BindingKind.ASSIGN, BindingKind.WALRUS) and b.index is None:
                 out |= self.resolve(b.value, b.scope, depth)
+            elif b.kind is BindingKind.LOOP and b.value is not None:  # `for layer in self.layers`: each member
+                for t in self.resolve(b.value, b.scope, depth):
+                    if isinstance(t, Container):
+                        out.update(self.members(t, depth))
         return out
 
     def _resolve_attribute(self, expr: cst.Attribute, scope: Scope, depth: int) -> Iterable:
@@ -131,12 +146,19 @@ class Names:
 
     def _resolve_call(self, call: cst.Call, scope: Scope, depth: int) -> Iterable:
         out = set()
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in torch_api.CONTAINER_READS | torch_api.CONTAINER_VIEWS:
+            for t in self.resolve(func.value, scope, depth):  # `ops.get(name)`, `self.blocks.values()`
+                if isinstance(t, Container):
+                    out.update(self.members(t, depth) if func.attr.value in torch_api.CONTAINER_READS else (t,))
         for t in self.resolve(call.func, scope, depth):
             if isinstance(t, ClassInfo):
                 out.add(Instance(t))
             elif isinstance(t, External):
                 q = t.qualname
-                if q in torch_api.PASS_THROUGH_CALLS or q in torch_api.KERNEL_WRAPPERS:
+                if q in torch_api.CONTAINER_CLASSES:
+                    out.add(Container(call, scope))
+                elif q in torch_api.PASS_THROUGH_CALLS or q in torch_api.KERNEL_WRAPPERS:
                     if call.args:
                         out |= self.resolve(call.args[0].value, scope, depth)
                     if q in torch_api.KERNEL_WRAPPERS:
@@ -152,6 +174,58 @@ class Names:
                 for ret, rscope in t.returns:
                     out |= self.resolve(ret, rscope, depth)
         return out
+
+    # -- containers
+    def members(self, c: Container, depth: int = 0) -> tuple:
+        """What a container may hold, in source order: what it was built with, and what
+        `append`/`extend`/... gave it."""
+        hit = self._members.get(c)
+        if hit is not None:
+            return hit
+        self._members[c] = ()  # cycle guard
+        out: dict = {}  # ordered set: messages name the first member, so the order must not vary
+        for expr, scope in self._elements(c):
+            out.update(dict.fromkeys(self._member_targets(expr, scope, depth)))
+        for receiver, scope, call in self._container_adds():
+            if c in self.resolve(receiver, scope, depth) and call.args:
+                arg = call.args[-1].value  # append(x), insert(i, x), add_module(name, x), extend(xs), update(d)
+                out.update(dict.fromkeys(self._member_targets(arg, scope, depth, spread=call.func.attr.value in ("extend", "update"))))
+        result = self._members[c] = tuple(out)
+        return result
+
+    def _elements(self, c: Container) -> list[tuple[cst.BaseExpression, Scope]]:
+        node, scope = c.node, c.scope
+        if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+            return [(e.value, scope) for e in node.elements]
+        if isinstance(node, cst.Dict):
+            return [(e.value, scope) for e in node.elements]
+        if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
+            return [(node.elt, scope)]
+        if isinstance(node, cst.DictComp):
+            return [(node.value, scope)]
+        if isinstance(node, cst.Call):  # Sequential(a, b); ModuleList([a, b]); ModuleDict({"k": a})
+            return [(a.value, scope) for a in node.args if a.keyword is None]
+        return []
+
+    def _member_targets(self, expr, scope: Scope, depth: int, spread: bool = False) -> list:
+        out: list = []
+        for t in sorted(self.resolve(expr, scope, depth), key=repr):
+            if isinstance(t, Container) and (spread or isinstance(t.node, (cst.List, cst.Tuple, cst.Dict, cst.ListComp, cst.DictComp, cst.GeneratorExp))):
+                out += self.members(t, depth)  # a list handed to ModuleList/extend: its elements
+            else:
+                out.append(t)
+        return out
+
+    def _container_adds(self) -> list[tuple[cst.BaseExpression, Scope, cst.Call]]:
+        if self._adds is None:
+            t = self._tables
+            self._adds = [
+                (call.func.value, scope, call)
+                for f in [t.module_function, *t.functions]
+                for call, scope in f.nodes(cst.Call)
+                if isinstance(call.func, cst.Attribute) and call.func.attr.value in torch_api.CONTAINER_ADDS
+            ]
+        return self._adds
 
     # -- functions and classes
     def decorated_with(self, f: Function, qualname: str) -> bool:

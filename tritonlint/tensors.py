@@ -132,7 +132,7 @@ class Tensors:
                 return self._class_attr_is_tensor(owner, attr, d)
             if attr in torch_api.TENSOR_ATTRIBUTES and self.is_tensor(expr.value, scope, d):
                 return True
-            if attr in ("weight", "bias"):
+            if _is_parameter_name(attr):  # `self.lstm.bias_ih_l0`, `conv.weight`, `bn.running_mean`
                 return any(isinstance(t, Instance) and isinstance(t.of, External) for t in m.resolve(expr.value, scope))
             return False
         if isinstance(expr, cst.Call):
@@ -183,7 +183,7 @@ class Tensors:
             if isinstance(t, External):
                 q = t.qualname
                 if torch_api.is_torch_name(q):
-                    if q in torch_api.NON_TENSOR_FUNCTIONS or q.startswith(torch_api.GLUE_PREFIXES):
+                    if q in torch_api.NON_TENSOR_FUNCTIONS or (q.startswith(torch_api.GLUE_PREFIXES) and not q.startswith(torch_api.TENSOR_GLUE_PREFIXES)):
                         continue
                     return True
                 if q in torch_api.COMPUTING_BUILTINS and any(self.holds_tensors(a.value, scope) for a in call.args):
@@ -208,6 +208,11 @@ def _scopes_of(f: Function) -> list[Scope]:
         if s.kind is ScopeKind.COMPREHENSION and s not in out:
             out.append(s)
     return out
+
+
+def _is_parameter_name(attr: str) -> bool:
+    """How torch.nn layers name their parameters and buffers."""
+    return "weight" in attr or "bias" in attr or attr.startswith("running_")
 
 
 def _param_may_be_tensor(p: cst.Param) -> bool:

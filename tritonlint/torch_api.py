@@ -14,7 +14,7 @@ TORCH_ROOTS = ("torch", "torch_npu")
 GLUE_FUNCTIONS = frozenset(
     "torch." + n
     for n in (
-        "empty empty_like empty_strided zeros zeros_like tensor as_tensor "
+        "empty empty_like empty_strided zeros zeros_like ones ones_like full full_like tensor as_tensor "
         "reshape flatten unflatten squeeze unsqueeze permute transpose t "
         "swapaxes swapdims movedim moveaxis chunk split tensor_split unbind "
         "narrow select as_strided view_as_real view_as_complex "
@@ -22,6 +22,11 @@ GLUE_FUNCTIONS = frozenset(
         "dtype Size get_default_dtype no_grad inference_mode enable_grad "
         "set_grad_enabled is_grad_enabled manual_seed"
     ).split()
+)
+
+# Functions that return a new buffer.
+ALLOCATIONS = frozenset(
+    "torch." + n for n in "empty empty_like empty_strided zeros zeros_like ones ones_like full full_like tensor as_tensor".split()
 )
 
 # Prefixes of torch namespaces that manage devices/runtime, not data.
@@ -39,11 +44,21 @@ GLUE_PREFIXES = (
     "torch.nn.Parameter",
     "torch.nn.parameter.",
     "torch.nn.Module",
-    "torch.Tensor",
+    "torch.autograd.Function",  # `Fn.apply(x)` runs Fn.forward, which the call graph follows
+    "torch.autograd.function.Function",
     "torch.Event",
     "torch.Stream",
     "torch_npu.npu.",
+    # TorchInductor's generated host code: guards, raw allocation, streams, launch-grid helpers
+    "torch._C._dynamo.guards.",
+    "torch._C._cuda_getCurrentRawStream",
+    "torch._inductor.runtime.triton_heuristics.",
 )
+# Glue (by GLUE_PREFIXES) whose result is a tensor: Inductor's raw allocation and reinterpretation.
+TENSOR_GLUE_PREFIXES = ("torch._C._dynamo.guards._empty_strided", "torch._C._dynamo.guards._reinterpret_tensor")
+# Functions callable inside a Triton kernel that are kernel maths, like `tl.*`
+# (TorchInductor's helpers over triton.language).
+KERNEL_MATH_PREFIXES = ("triton.", "torch._inductor.runtime.triton_helpers.")
 
 DTYPE_NAMES = frozenset(
     (
@@ -101,9 +116,13 @@ CONVERSION_METHODS = frozenset(
 )
 
 # nn layers that do no math when called.
-GLUE_LAYERS = frozenset(
-    "torch.nn." + n for n in "Identity Flatten Unflatten Module ModuleList ModuleDict Sequential".split()
-)
+GLUE_LAYERS = frozenset("torch.nn." + n for n in "Identity Flatten Unflatten Module".split())
+# nn containers: calling, iterating or indexing one reaches its members (`bindings.Container`).
+CONTAINER_CLASSES = frozenset("torch.nn." + n for n in "Sequential ModuleList ModuleDict ParameterList ParameterDict".split())
+# Methods that hand a container new members, and those that read members out of it.
+CONTAINER_ADDS = frozenset("append extend insert add_module update setdefault".split())
+CONTAINER_READS = frozenset("get pop setdefault __getitem__".split())
+CONTAINER_VIEWS = frozenset("values items copy children modules".split())
 
 # Python builtins that compute when handed a tensor.
 COMPUTING_BUILTINS = frozenset(
@@ -137,8 +156,12 @@ def is_torch_name(qualname: str) -> bool:
 
 
 def is_glue_function(qualname: str, extra: frozenset[str] = frozenset()) -> bool:
+    if qualname.startswith("torch.Tensor."):  # `torch.Tensor.relu(x)` computes like `x.relu()`
+        method = qualname[len("torch.Tensor."):]
+        return method in GLUE_METHODS or f"Tensor.{method}" in extra
     return (
         qualname in GLUE_FUNCTIONS
+        or qualname == "torch.Tensor"
         or qualname in extra
         or qualname.startswith(GLUE_PREFIXES)
     )

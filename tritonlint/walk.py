@@ -122,7 +122,7 @@ class _Builder:
             if owner is not None and index is None:
                 owner.instance_attrs.setdefault(target.attr.value, []).append((value, scope, fn))
         elif isinstance(target, cst.Subscript):
-            fn.subscript_stores.append((target, scope))
+            fn.subscript_stores.append((target, scope, value))
             self.push(target.value, fn, scope)
             for el in target.slice:
                 self.push(el, fn, scope)
@@ -282,6 +282,41 @@ def _h_for(b: _Builder, node: cst.For, fn, scope) -> bool:
     return False
 
 
+def constant_truth(expr: cst.BaseExpression) -> bool | None:
+    """True/False for a test whose value is fixed in the source (`if False:`, `if 0:`), else None."""
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
+        return expr.value == "True"
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return bool(expr.evaluated_value)
+    if isinstance(expr, cst.SimpleString):
+        return bool(expr.evaluated_value)
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+        inner = constant_truth(expr.expression)
+        return None if inner is None else not inner
+    return None
+
+
+def _h_if(b: _Builder, node: cst.If, fn, scope) -> bool:
+    """A branch that can never run is not walked: what it holds never happens (a launch under
+    `if False:` launches nothing)."""
+    truth = constant_truth(node.test)
+    b.push(node.test, fn, scope)
+    if truth is not False:
+        b.push(node.body, fn, scope)
+    if truth is not True:
+        b.push(node.orelse, fn, scope)
+    return False
+
+
+def _h_while(b: _Builder, node: cst.While, fn, scope) -> bool:
+    truth = constant_truth(node.test)
+    b.push(node.test, fn, scope)
+    if truth is not False:
+        b.push(node.body, fn, scope)
+    b.push(node.orelse, fn, scope)
+    return False
+
+
 def _h_with_item(b: _Builder, node: cst.WithItem, fn, scope) -> bool:
     b.push(node.item, fn, scope)
     if node.asname is not None:
@@ -372,6 +407,8 @@ _HANDLERS = {
     cst.AnnAssign: _h_ann_assign,
     cst.AugAssign: _h_aug_assign,
     cst.For: _h_for,
+    cst.If: _h_if,
+    cst.While: _h_while,
     cst.WithItem: _h_with_item,
     cst.ExceptHandler: _h_except,
     cst.ExceptStarHandler: _h_except,
