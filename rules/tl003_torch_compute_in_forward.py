@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from tritonlint.compute import compute_sites
+from tritonlint.unverified import torch_values, unverified_calls
 from tritonlint.rule import DEGRADATION, Context, Diagnostic, Rule
 
 
@@ -130,10 +131,22 @@ class TorchComputeInForward(Rule):
         if m.entry is None:
             return
         extra = ctx.config.allow_glue
+        reported: set[int] = set()  # nodes with a finding, and the arguments of reported calls
         for f in m.host_reachable():
             where = "" if f is m.entry else f" (in `{f.qualname}`, reached from {m.entry.qualname})"
             for site in compute_sites(m, f, extra):
+                reported.add(id(site.node))
                 yield self.report(site.node, f"`{site.call}` {site.says} on the forward path{where}", call=site.call, reason=site.reason)
+            for call, text in unverified_calls(m, f, reported):
+                reported.add(id(call))
+                reported.update(id(a.value) for a in call.args)
+                yield self.report(call, f"`{text}` cannot be verified as Triton: the analysis cannot tell what it runs on these tensors{where}",
+                                  call=text, reason="call the analysis cannot resolve, made on tensors")
+        seen = {id(f) for f in m.host_reachable()}
+        setup = [m.module_function] + [f for f in m.construction_path() if id(f) not in seen]
+        for node, q in torch_values(m, [*m.host_reachable(), *setup], reported):
+            yield self.report(node, f"`{q}` is used as a value: wherever it is called, it runs in PyTorch out of the analysis' sight",
+                              call=q, reason=f"{q} used as a value computes in PyTorch where it is called")
 
     def check_details(self, ctx: Context, found: list[Diagnostic]) -> dict:
         return {"violations": [{"line": d.line, "call": d.data["call"], "reason": d.data["reason"]} for d in found]}

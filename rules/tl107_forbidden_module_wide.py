@@ -154,7 +154,7 @@ class ForbiddenModuleWide(Rule):
                 for node, scope in f.nodes(node_type):
                     if id(node) in inner or id(node) in constructed:
                         continue  # report `nn.functional.relu` once, not also `nn.functional`
-                    hits = [q for q in m.externals(node, scope) if q.startswith("torch.nn.functional.")]
+                    hits = [q for q in m.externals(node, scope) if q.startswith("torch.nn.functional.") or q == "torch.nn.functional"]
                     if hits:
                         yield self.report(node, f"`{hits[0]}` in the submission outside forward: a functional op one call away from it", call=hits[0])
 

@@ -8,7 +8,9 @@ from tritonlint.examples import submission
 from tritonlint.rule import DEGRADATION, Context, Diagnostic, Rule
 
 _ROOTS = ("torch", "torch_npu", "triton", "numpy")
-_DYNAMIC_IMPORTS = frozenset({"builtins.__import__", "importlib.import_module", "importlib.__import__"})
+_DYNAMIC_IMPORTS = frozenset({"builtins.__import__", "importlib.import_module", "importlib.__import__", "pkgutil.resolve_name"})
+# Tables of every loaded module or builtin: whatever is read out of them is invisible to name resolution.
+_MODULE_TABLES = frozenset({"sys.modules"})
 _NAMESPACE_DICTS = frozenset({"builtins.vars", "builtins.globals", "builtins.locals"})
 
 
@@ -78,8 +80,13 @@ class DynamicAttrEvasion(Rule):
             elif any(q in _DYNAMIC_IMPORTS or q in _NAMESPACE_DICTS for q in names):
                 yield self.report(call, f"`{names[0]}` makes the called function invisible to static checks")
         for node, scope, _ in m.nodes(cst.Attribute, functions):
-            if node.attr.value == "__dict__" and self._torchish(m, node.value, scope):
-                yield self.report(node, "reads a torch namespace through __dict__")
+            if node.attr.value == "__dict__" and self._torchish(m, node.value, scope, _ROOTS + ("builtins",)):
+                yield self.report(node, f"reads the `{m.module.code_for_node(node.value)}` namespace through __dict__")
+            elif any(q in _MODULE_TABLES for q in m.externals(node, scope)):
+                yield self.report(node, f"reads `{m.module.code_for_node(node)}`: any module, torch included, can be taken out of it")
+        for node, scope, _ in m.nodes(cst.Name, functions):
+            if node.value == "__builtins__" and not m.lookup(node.value, scope):
+                yield self.report(node, "reads `__builtins__`: `__import__` and friends taken from it are invisible to static checks")
 
-    def _torchish(self, m, expr, scope) -> bool:
-        return any(q.split(".", 1)[0] in _ROOTS for q in m.externals(expr, scope))
+    def _torchish(self, m, expr, scope, roots=_ROOTS) -> bool:
+        return any(q.split(".", 1)[0] in roots for q in m.externals(expr, scope))

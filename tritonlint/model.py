@@ -33,7 +33,7 @@ _CLASS_ENTRIES = ("__init__", *_INSTANCE_ENTRIES)
 
 def _discover_kernels(t: Tables) -> None:
     """Mark every `@triton.jit` function (any spelling) and `k = triton.jit(fn)` target as a kernel."""
-    names = Names(t)  # answers here cannot yet know which functions are kernels: thrown away after
+    names = Names(t, follow_params=False)  # cannot yet know which functions are kernels: thrown away after
     for f in t.functions:
         for d in f.decorators:
             expr = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator

@@ -23,7 +23,11 @@ MAX_DEPTH = 24  # resolution and inference give up (answer "unknown") past this 
 
 
 class Names:
-    def __init__(self, tables: "Tables") -> None:
+    def __init__(self, tables: "Tables", follow_params: bool = True) -> None:
+        # A parameter stands for what its callers pass; finding the callers needs a resolver
+        # that does not ask that (`_calls_to`), and so do the walk and kernel discovery,
+        # whose tables are still incomplete.
+        self.follow_params = follow_params
         self.module_scope = tables.module_scope
         self.function_of_node = tables.function_of_node
         self.class_of_scope = tables.class_of_scope
@@ -31,6 +35,7 @@ class Names:
         self._resolved: dict[tuple, frozenset] = {}
         self._members: dict[Container, tuple] = {}
         self._adds: list[tuple[cst.BaseExpression, Scope, cst.Call]] | None = None
+        self._callers: dict[Function, list[tuple[cst.Call, Scope]]] | None = None
 
     def lookup(self, name: str, scope: Scope) -> list[Binding]:
         """The bindings a name refers to in `scope` (LEGB; class bodies are invisible to their methods)."""
@@ -110,6 +115,8 @@ class Names:
                 out.add(b.cls)
             elif b.kind in (BindingKind.ASSIGN, BindingKind.WALRUS) and b.index is None:
                 out |= self.resolve(b.value, b.scope, depth)
+            elif b.kind is BindingKind.PARAM and self.follow_params:
+                out |= self._param_targets(b, depth)
             elif b.kind is BindingKind.LOOP and b.value is not None:  # `for layer in self.layers`: each member
                 for t in self.resolve(b.value, b.scope, depth):
                     if isinstance(t, Container):
@@ -120,7 +127,7 @@ class Names:
         attr = expr.attr.value
         owner = self.self_class(expr.value, scope)
         if owner is not None:
-            return self.class_member(owner, attr, depth)
+            return self.class_member(owner, attr, depth) or self._inherited(owner, attr)
         base = expr.value
         if isinstance(base, cst.Call) and isinstance(base.func, cst.Name) and base.func.value == "super":
             fn = scope.function
@@ -136,10 +143,10 @@ class Names:
             if isinstance(t, External):
                 out.add(External(f"{t.qualname}.{attr}"))
             elif isinstance(t, ClassInfo):
-                out |= self.class_member(t, attr, depth)
+                out |= self.class_member(t, attr, depth) or self._inherited(t, attr)
             elif isinstance(t, Instance):
                 if isinstance(t.of, ClassInfo):
-                    out |= self.class_member(t.of, attr, depth)
+                    out |= self.class_member(t.of, attr, depth) or self._inherited(t.of, attr)
                 else:
                     out.add(External(f"{t.of.qualname}().{attr}"))
         return out
@@ -174,6 +181,57 @@ class Names:
                 for ret, rscope in t.returns:
                     out |= self.resolve(ret, rscope, depth)
         return out
+
+    # -- parameters: what the callers pass, and the default
+    def _param_targets(self, b: Binding, depth: int) -> set:
+        fn = b.scope.function
+        if fn is None or fn.scope is not b.scope:
+            return set()
+        names = fn.param_names()
+        pos = names.index(b.name)
+        out: set = set()
+        p = fn.params[pos]
+        if p.default is not None:
+            out |= self.resolve(p.default, fn.scope.parent, depth)
+        if p.star:  # *args / **kwargs: which argument lands there is not tracked
+            return out
+        bound = fn.cls is not None and not fn.is_lambda and not self.is_staticmethod(fn)
+        if bound and pos == 0:
+            return out  # self / cls: `self_class` answers for it
+        for call, scope in self._calls_to().get(fn, ()):
+            arg = self._argument(call, b.name, pos - (1 if bound and isinstance(call.func, cst.Attribute) else 0))
+            if arg is not None:
+                out |= self.resolve(arg, scope, depth)
+        return out
+
+    @staticmethod
+    def _argument(call: cst.Call, name: str, pos: int) -> cst.BaseExpression | None:
+        i = 0
+        for a in call.args:
+            if a.keyword is not None:
+                if a.keyword.value == name:
+                    return a.value
+            elif a.star:
+                return None
+            else:
+                if i == pos:
+                    return a.value
+                i += 1
+        return None
+
+    def _calls_to(self) -> dict[Function, list[tuple[cst.Call, Scope]]]:
+        """Every call in the module, by the function of this module it may call."""
+        if self._callers is None:
+            callers: dict[Function, list[tuple[cst.Call, Scope]]] = {}
+            t = self._tables
+            direct = Names(t, follow_params=False)
+            for f in [t.module_function, *t.functions]:
+                for call, scope in f.nodes(cst.Call):
+                    for target in direct.resolve(call.func, scope):
+                        if isinstance(target, Function):
+                            callers.setdefault(target, []).append((call, scope))
+            self._callers = callers
+        return self._callers
 
     # -- containers
     def members(self, c: Container, depth: int = 0) -> tuple:
@@ -285,6 +343,15 @@ class Names:
             if out:
                 return out
         return out
+
+    def _inherited(self, c: ClassInfo, attr: str) -> set:
+        """`Fn.apply`, `self.register_buffer`: a method torch's base class defines. Only names torch
+        really defines there: any other attribute stays unknown (it may have been set with setattr)."""
+        for k in self.mro(c):
+            for b in self.bases(k):
+                if isinstance(b, External) and attr in torch_api.INHERITED_METHODS.get(b.qualname, ()):
+                    return {External(f"{b.qualname}.{attr}")}
+        return set()
 
     def enclosing_class(self, f: Function) -> ClassInfo | None:
         s = f.scope.parent

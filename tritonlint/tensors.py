@@ -188,6 +188,8 @@ class Tensors:
                     return True
                 if q in torch_api.COMPUTING_BUILTINS and any(self.holds_tensors(a.value, scope) for a in call.args):
                     return True
+                if q.startswith("numpy.") and any(self.holds_tensors(a.value, scope) for a in call.args):
+                    return True  # an array made from a tensor: host maths on it computes outside Triton
             elif isinstance(t, Instance) and isinstance(t.of, External) and torch_api.is_torch_name(t.of.qualname):
                 return True
             elif isinstance(t, Function) and not t.is_kernel:

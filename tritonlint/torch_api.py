@@ -24,6 +24,21 @@ GLUE_FUNCTIONS = frozenset(
     ).split()
 )
 
+# Methods a class of the submission inherits from torch's base classes (what `Names._inherited` trusts).
+_MODULE_METHODS = frozenset(
+    "register_buffer register_parameter register_module add_module parameters named_parameters buffers "
+    "named_buffers children named_children modules named_modules get_parameter get_buffer get_submodule "
+    "state_dict load_state_dict train eval requires_grad_ zero_grad extra_repr to cuda cpu npu float half double".split()
+)
+INHERITED_METHODS = {
+    "torch.nn.Module": _MODULE_METHODS,
+    "torch.nn.modules.module.Module": _MODULE_METHODS,
+    "torch.autograd.Function": frozenset("apply save_for_backward mark_dirty mark_non_differentiable".split()),
+    "torch.autograd.function.Function": frozenset("apply save_for_backward mark_dirty mark_non_differentiable".split()),
+}
+# NumPy conversions of a tensor: a host copy (TL205's concern), whose result is then an array
+NUMPY_CONVERSIONS = frozenset(("numpy.asarray", "numpy.array", "numpy.ascontiguousarray"))
+
 # Functions that return a new buffer.
 ALLOCATIONS = frozenset(
     "torch." + n for n in "empty empty_like empty_strided zeros zeros_like ones ones_like full full_like tensor as_tensor".split()

@@ -40,7 +40,7 @@ def walk(module: cst.Module) -> Tables:
     body = Function("<module>", "<module>", module, scope)
     scope.function = body
     tables = Tables(module, scope, body)
-    _Builder(tables, Names(tables)).run(module)
+    _Builder(tables, Names(tables, follow_params=False)).run(module)
     _collect_buffers(tables)
     return tables
 
