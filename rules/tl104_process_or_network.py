@@ -60,7 +60,7 @@ class ProcessOrNetwork(Rule):
             """,
         ),
     ]
-    GOOD = [submission(imports="import os\n", prelude='DEBUG = os.environ.get("MY_DEBUG", "0") == "1"  # reading is fine')]
+    GOOD = [submission(imports="import os\n", prelude="SEP = os.sep  # the os module itself is fine")]  # reading the environment is TL111's
 
     def run(self, ctx: Context) -> Iterator[Diagnostic]:
         m = ctx.model

@@ -85,3 +85,11 @@ def test_unknown_codes_are_usage_errors(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.tritonlint]\nignore = ["TL30X"]\n')
     run = run_cli(str(p), cwd=tmp_path)
     assert run.rc == 2 and "unknown code TL30X" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_instance_attribute_replacing_forward_is_one_finding(tmp_path):
+    src = submission(init="self.forward = self.fast  # the instance attribute wins over the method", after="")
+    src = src.replace("    def forward(self, x):", "    def fast(self, x):\n        return x\n\n    def forward(self, x):")
+    run = run_cli(str(write(tmp_path, "swap.py", src)), "--json")
+    codes = [d["code"] for d in run.json["files"][0]["diagnostics"]]
+    assert codes == ["TL110"] and run.json["valid"] is False and run.json["regression_type"] is None

@@ -17,6 +17,7 @@ import libcst as cst
 
 from tritonlint import torch_api
 from tritonlint.bindings import BindingKind, CallSite, ClassInfo, Container, External, Function, Instance, LaunchSite, Launcher, Scope, ScopeKind
+from tritonlint.entry import EntryFacts
 from tritonlint.names import Names
 from tritonlint.tensors import Tensors
 from tritonlint.walk import Tables, walk
@@ -139,6 +140,10 @@ class ModuleModel(Names):
                         out[id(g)] = g
         return [g for g in out.values() if g is not f]
 
+    def functions_behind(self, t) -> list[Function]:
+        """The functions that run when `t` (a function, class, instance or container) is called."""
+        return list(self._functions_behind(t))
+
     def _functions_behind(self, t, depth: int = 0) -> Iterator[Function]:
         if isinstance(t, Function):
             yield t
@@ -153,14 +158,12 @@ class ModuleModel(Names):
                     if isinstance(m, Function):
                         yield m
 
-    def reachable_from(self, start: Function | None) -> list[Function]:
-        """Functions (defs and lambdas) reachable from `start`, BFS order;
+    def reachable_from(self, *starts: Function | None) -> list[Function]:
+        """Functions (defs and lambdas) reachable from `starts`, BFS order;
         kernels are included but not entered."""
-        if start is None:
-            return []
+        todo = list({id(s): s for s in starts if s is not None}.values())
         order: list[Function] = []
-        seen = {id(start)}
-        todo = [start]
+        seen = {id(s) for s in todo}
         while todo:
             f = todo.pop(0)
             order.append(f)
@@ -174,10 +177,13 @@ class ModuleModel(Names):
 
     @cached_property
     def _reachable(self) -> list[Function]:
-        return self.reachable_from(self.entry)
+        if self.entry is None:
+            return []
+        return self.reachable_from(self.entry, *self.analysis(EntryFacts).roots)
 
     def reachable(self) -> list[Function]:
-        """Functions reachable from the entry point (`ModelNew.forward`)."""
+        """Functions reachable from the entry point (`ModelNew.forward`), and from whatever may
+        run in its place (`entry.EntryFacts`: `__call__`, hooks, a rebound class, ...)."""
         return self._reachable
 
     def host_reachable(self) -> list[Function]:

@@ -17,7 +17,7 @@ import libcst as cst
 
 from tritonlint import torch_api
 from tritonlint.bindings import BindingKind, ClassInfo, Container, External, Function, Instance, Launcher, Scope, ScopeKind
-from tritonlint.model import REFERENCE_CLASSES, ModuleModel
+from tritonlint.model import REFERENCE_CLASSES, REFERENCE_FUNCTIONS, ModuleModel
 
 # Builtins that only inspect, convert Python values or build containers.
 SAFE_BUILTINS = frozenset(
@@ -60,12 +60,18 @@ def _vouched(t) -> bool:
     if isinstance(t, (Function, ClassInfo, Launcher, Container)):
         return True  # followed by the call graph (a container: each member)
     if isinstance(t, Instance):
-        return isinstance(t.of, ClassInfo) or torch_api.is_torch_name(t.of.qualname)  # torch layers: TL003's
+        return isinstance(t.of, ClassInfo) or torch_api.is_torch_name(t.of.qualname) or _is_reference_name(t.of.qualname)
     if isinstance(t, External):
         q = t.qualname
+        if _is_reference_name(q.split("()", 1)[0]):
+            return True  # the reference task's Model/get_inputs: TL105 reports it
         return (torch_api.is_torch_name(q.split("()", 1)[0]) or q.startswith("triton.") or q in SAFE_BUILTINS
                 or q.startswith("math.") or q in torch_api.NUMPY_CONVERSIONS)
     return False
+
+
+def _is_reference_name(q: str) -> bool:
+    return q.rsplit(".", 1)[-1] in REFERENCE_CLASSES | REFERENCE_FUNCTIONS
 
 
 def _touches_tensors(m: ModuleModel, call: cst.Call, scope: Scope) -> bool:
@@ -79,7 +85,11 @@ def _touches_tensors(m: ModuleModel, call: cst.Call, scope: Scope) -> bool:
 
 
 def torch_values(m: ModuleModel, functions: Iterable[Function], skip: set[int]) -> Iterator[tuple[cst.CSTNode, str]]:
-    """(node, qualified name) for each torch compute function referenced but not called."""
+    """(node, qualified name) for each torch compute function referenced but not called.
+    Decorators are not values handed around (`@torch.compile` wraps what it decorates)."""
+    decorators = {id(d.decorator) for g in m.functions for d in g.decorators}
+    decorators |= {id(d.decorator) for c in m.classes for d in c.node.decorators}
+    skip = skip | decorators
     for f in functions:
         called = {id(c.func) for c, _ in f.nodes(cst.Call)}
         passed = set()  # the function handed to functools.partial is followed by resolution
@@ -89,6 +99,8 @@ def torch_values(m: ModuleModel, functions: Iterable[Function], skip: set[int]) 
                 passed.add(id(c.args[0].value))
         for node, _ in f.nodes(cst.Attribute):
             heads.add(id(node.value))
+        for node, _ in f.nodes(cst.Assign):  # `torch.allclose = ...` writes the name (TL102's), it does not use it
+            heads.update(id(t.target) for t in node.targets)
         for kind in (cst.Attribute, cst.Name):
             for node, scope in f.nodes(kind):
                 if id(node) in called or id(node) in heads or id(node) in passed or id(node) in skip:
