@@ -40,6 +40,7 @@ class KernelNotLaunched(Rule):
     category = DEGRADATION
     message = "no Triton kernel is launched on any path from ModelNew.forward"
     regression_type = 2
+    checks_libraries = True  # a module class with a forward but no entry class: a misnamed ModelNew
     check_key = "kernel_called_from_forward"
     suggestion = (
         "Type 2: Triton kernels are defined but ModelNew.forward never launches one. "

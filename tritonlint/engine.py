@@ -185,11 +185,12 @@ def lint_module(module: cst.Module, text: str, path: str, config: Config) -> Fil
         return FileResult(path, SKIPPED, NOT_A_SUBMISSION)
     ctx = Context(model, config, path)
     result = FileResult(path)
+    library = model.entry_class is None  # kernels and wrappers, no entry class: kernel checks only
     by_rule: list[tuple[Rule, list[Diagnostic]]] = []
     for rule_cls in all_rules():
         rule = rule_cls()
         found: list[Diagnostic] = []
-        if config.enabled(rule.code):
+        if config.enabled(rule.code) and (not library or rule.runs_on_libraries()):
             try:
                 found = list(rule.run(ctx))
             except RecursionError:

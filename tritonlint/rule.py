@@ -106,6 +106,9 @@ class Rule:
     regression_type: ClassVar[int | None] = None
     check_key: ClassVar[str | None] = None
     suggestion: ClassVar[str | None] = None
+    # Whether the rule runs on a library module (triton kernels and wrappers, no entry class).
+    # Default: hazards and performance findings do; verdict rules are about submissions.
+    checks_libraries: ClassVar[bool | None] = None
     BAD: ClassVar[list[str]] = []
     GOOD: ClassVar[list[str]] = []
     # (before, after) pairs: applying this rule's fixes (safe and unsafe) to
@@ -123,6 +126,10 @@ class Rule:
         return Diagnostic(
             self.code, self.name, self.severity, message or self.message, node, fix=fix, data=data, category=self.category
         )
+
+    @classmethod
+    def runs_on_libraries(cls) -> bool:
+        return cls.checks_libraries if cls.checks_libraries is not None else cls.category in (HAZARD, PERFORMANCE)
 
     @classmethod
     def doc(cls) -> str:
