@@ -28,13 +28,14 @@ OnResult = Callable[[Job, dict], None]
 def gate_job(job: Job) -> dict:
     """Run one submission through the gate; the gate's runtime dict, or why it could not run."""
     from tritonlint.runtime_check.backends import BackendUnavailable, get_backend
-    from tritonlint.runtime_check.gate import GateOptions, run_gate
+    from tritonlint.runtime_check.gate import run_gate
+    from tritonlint.runtime_check.options import GateOptions
 
     try:
         backend = get_backend(job["backend"])
     except BackendUnavailable as e:
         return {"error": {"error_type": "BackendUnavailable", "error_msg": str(e)}}
-    opts = GateOptions(reference=job["reference"], **job["opts"])
+    opts = GateOptions.from_json(job["opts"], reference=job["reference"])
     try:
         return run_gate(job["path"], True, False, backend, opts)
     except Exception as e:  # the reference itself is broken, the disk is full, ...

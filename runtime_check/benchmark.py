@@ -24,6 +24,7 @@ import torch
 
 from tritonlint.runtime_check.backends import Backend, BackendUnavailable, get_backend
 from tritonlint.runtime_check.compare import compare_outputs, all_integer
+from tritonlint.runtime_check.options import DEFAULTS
 from tritonlint.runtime_check.runner import run_side
 from tritonlint.runtime_check.score import overall_speedup
 from tritonlint.runtime_check.tasks import load_module
@@ -51,10 +52,10 @@ def l1_gate(verify_json: Path) -> str | None:
     return None
 
 
-def benchmark(task_path: Path, impl_path: Path, backend: Backend, *, warmup: int = 5, repeats: int = 50,
-              skip_framework: bool = False, framework_latency_ms: float | None = None, timeout: float = 900,
-              op_name: str | None = None, operators: bool = False, cache_dir: str | None = None,
-              expected: list | None = None, policy: str = "mere_mare") -> dict:
+def benchmark(task_path: Path, impl_path: Path, backend: Backend, *, warmup: int = DEFAULTS.warmup,
+              repeats: int = DEFAULTS.repeats, skip_framework: bool = False, framework_latency_ms: float | None = None,
+              timeout: float = DEFAULTS.timeout, op_name: str | None = None, operators: bool = False,
+              cache_dir: str | None = None, expected: list | None = None, policy: str = DEFAULTS.policy) -> dict:
     """`expected`: the reference's outputs for the seed-0 inputs (what verify's case 1 got);
     without it a reference child computes them. The candidate's output of its last timed
     call must match them: a kernel that is right once and wrong when called again, or that
@@ -140,8 +141,8 @@ def _check_last_call(timing: dict, last: Path, expected, backend: Backend, task_
 
 def main(argv: list[str] | None = None) -> int:
     ap = seed002_parser("benchmark", __doc__)
-    ap.add_argument("--warmup", type=int, default=5)
-    ap.add_argument("--repeats", type=int, default=50)
+    ap.add_argument("--warmup", type=int, default=DEFAULTS.warmup)
+    ap.add_argument("--repeats", type=int, default=DEFAULTS.repeats)
     ap.add_argument("--skip_framework", action="store_true")
     ap.add_argument("--framework_latency_ms", type=float)
     ap.add_argument("--verify_not_required", action="store_true")

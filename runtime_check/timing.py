@@ -12,6 +12,8 @@ import sys
 
 import torch
 
+from tritonlint.runtime_check.options import DEFAULTS
+
 _EVENT = getattr(torch, "Event", None)
 _ELAPSED = _EVENT.elapsed_time if _EVENT is not None else None
 _PERF_COUNTER = __import__("time").perf_counter
@@ -161,8 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--impl", required=True)
     ap.add_argument("--inputs", required=True)
     ap.add_argument("--device", required=True)
-    ap.add_argument("--warmup", type=int, default=5)
-    ap.add_argument("--repeats", type=int, default=50)
+    ap.add_argument("--warmup", type=int, default=DEFAULTS.warmup)
+    ap.add_argument("--repeats", type=int, default=DEFAULTS.repeats)
     ap.add_argument("--skip_framework", action="store_true")
     ap.add_argument("--operators", action="store_true", help="add the torch profiler's per-operator breakdown")
     ap.add_argument("--out", required=True)

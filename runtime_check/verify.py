@@ -28,7 +28,8 @@ from pathlib import Path
 import torch
 
 from tritonlint.runtime_check.backends import Backend, BackendUnavailable, get_backend
-from tritonlint.runtime_check.compare import POLICIES, compare_outputs, flatten_outputs, all_integer
+from tritonlint.runtime_check.compare import compare_outputs, flatten_outputs, all_integer
+from tritonlint.runtime_check.options import BACKENDS, DEFAULTS, POLICIES
 from tritonlint.runtime_check.runner import run_side
 from tritonlint.runtime_check.tasks import IMPL, load_module
 
@@ -88,8 +89,8 @@ def driver_version(backend: str) -> str | None:
     return None
 
 
-def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = 3, timeout: float = 900,
-           policy: str = "mere_mare", small: bool | None = None, op_name: str | None = None,
+def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = DEFAULTS.seeds, timeout: float = DEFAULTS.timeout,
+           policy: str = DEFAULTS.policy, small: bool | None = None, op_name: str | None = None,
            probe_state: bool = False, cache_dir: str | None = None, keep: dict | None = None) -> dict:
     """`keep`, when given, receives the reference's outputs for case 1 (the seed-0 inputs the
     benchmark times), so the benchmark can check the candidate's timed calls without
@@ -205,9 +206,9 @@ def seed002_parser(prog: str, doc: str) -> argparse.ArgumentParser:
     ap.add_argument("--op_name", required=True)
     ap.add_argument("--verify_dir", default=".")
     ap.add_argument("--triton_impl_name", default=IMPL)
-    ap.add_argument("--timeout", type=float, default=900)
+    ap.add_argument("--timeout", type=float, default=DEFAULTS.timeout)
     ap.add_argument("--output")
-    ap.add_argument("--backend", default="auto", choices=("auto", "npu", "cuda", "cpu"))
+    ap.add_argument("--backend", default=BACKENDS[0], choices=BACKENDS)
     return ap
 
 
@@ -224,9 +225,9 @@ def task_files(args, prog: str) -> tuple[Path, Path] | None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = seed002_parser("verify", __doc__)
-    ap.add_argument("--tolerance", default="mere_mare", choices=POLICIES)
+    ap.add_argument("--tolerance", default=DEFAULTS.policy, choices=POLICIES)
     ap.add_argument("--non_compute", action="store_true", help="data-movement op: outputs must be bit-identical (= --tolerance exact)")
-    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--seeds", type=int, default=DEFAULTS.seeds)
     ap.add_argument("--probe_state", action="store_true", help="Model's parameters and buffers must be reproduced bit-exactly")
     ap.add_argument("--fresh_cache", action="store_true", help="compile in a private, empty Triton cache")
     args = ap.parse_args(argv)

@@ -24,6 +24,7 @@ from conftest import ROOT
 from tritonlint.evaluate.discover import GENERATIONS, SEED002, TEAM, discover_submissions
 from tritonlint.evaluate.stats import paired, summary, t_quantile, t_two_sided_p, welch
 from tritonlint.evaluate.workers import LocalPool
+from tritonlint.runtime_check.options import DEFAULTS, GateOptions
 from tritonlint.runtime_check.tasks import discover_cases
 
 CASES = ROOT / "cases"
@@ -286,3 +287,12 @@ def test_lint_only_evaluation_never_imports_torch(tmp_path):
             + str(tmp_path / "out") + "']); print('torch' in sys.modules)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stdout.strip().endswith("False"), proc.stderr
+
+
+def test_the_same_gate_options_give_the_same_resume_key():
+    """eval hashes GateOptions.to_json() into the key of every finished job (evaluate/run.py):
+    a new field, or a changed default, would make a resumed run redo every job."""
+    assert DEFAULTS.to_json() == {"seeds": 3, "timeout": 900.0, "policy": "mere_mare", "warmup": 5, "repeats": 50,
+                                  "operators": False, "fresh_cache": False}
+    probed = GateOptions(reference="task.py", seeds=1, probe_state=True)
+    assert GateOptions.from_json(probed.to_json(), reference="task.py") == probed
