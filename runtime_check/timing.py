@@ -13,6 +13,7 @@ import sys
 import torch
 
 from tritonlint.runtime_check.options import DEFAULTS
+from tritonlint.runtime_check.protocol import CaseResult, failure
 
 _EVENT = getattr(torch, "Event", None)
 _ELAPSED = _EVENT.elapsed_time if _EVENT is not None else None
@@ -194,12 +195,12 @@ def main(argv: list[str] | None = None) -> int:
                         raise UntimedWork(f"after the end event the device stayed busy {wait:.4f} ms (median, idle wait subtracted), against "
                                           f"{event:.4f} ms between the events: work on a stream the events do not see")
                     if args.outputs:
-                        torch.save({"ok": True, "outputs": _portable(last)}, args.outputs)
+                        torch.save(CaseResult(ok=True, outputs=_portable(last)), args.outputs)
                     ops = operators(lambda m=model: m(*inputs), args.device) if args.operators else None
                 if ops is not None:
                     result[side]["operators"] = ops
     except BaseException as e:
-        result = {"error_type": type(e).__name__, "error_msg": str(e)[-2000:]}
+        result = failure(type(e).__name__, str(e))
     with open(args.out, "w") as f:
         json.dump(result, f)
     return 0

@@ -120,3 +120,12 @@ def test_work_on_a_side_stream_is_not_timed_as_free(folder):
     assert run.returncode == 0, run.stderr
     row = json.loads((folder / "perf_result.json").read_text())["per_shape_results"][0]
     assert (row["status"], row["error_type"]) == ("fail", "UntimedWork") and "stream the events do not see" in row["error_msg"]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="triton is not installed")
+def test_a_dead_timing_child_is_reported_like_a_dead_verify_child(folder):
+    shutil.copy(ROOT / "tests" / "fixtures" / "hostile" / "gelu_abort.py", folder / "gelu_triton_ascend_impl.py")
+    run = bench(folder, "--verify_not_required")
+    assert run.returncode == 0, run.stderr
+    row = json.loads((folder / "perf_result.json").read_text())["per_shape_results"][0]
+    assert (row["status"], row["error_type"]) == ("fail", "Crash") and row["error_msg"].startswith("process killed by SIGABRT")

@@ -12,6 +12,7 @@ import torch
 
 from tritonlint.runtime_check.backends import get_backend
 from tritonlint.runtime_check.compare import compare_tensor
+from tritonlint.runtime_check.protocol import CaseInput, case_input
 from tritonlint.runtime_check.runner import run_side
 from tritonlint.runtime_check.verify import verify
 
@@ -37,7 +38,7 @@ PID_MODEL = textwrap.dedent("""
 def write_cases(folder, values):
     folder.mkdir()
     for i, v in enumerate(values, start=1):
-        torch.save({"init": [], "inputs": [torch.tensor(v)], "seed": 0}, folder / f"case{i}.pt")
+        torch.save(CaseInput(init=[], inputs=[torch.tensor(v)], seed=0), case_input(folder, i))
 
 
 @needs_triton
