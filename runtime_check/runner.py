@@ -32,7 +32,7 @@ def run_side(backend: Backend, module: Path, cls: str, inputs: Path, cases: list
     out = Path(tempfile.mkdtemp(prefix=f"tritonlint-{cls}-"))
     try:
         pending = list(cases)
-        while pending:  # every child settles at least its first case, so this ends
+        while pending:  # each child settles at least one case, so this ends
             spec = ChildSpec("tritonlint.runtime_check.child",
                              ("--module", str(module), "--cls", cls, "--inputs", str(inputs), "--out", str(out),
                               "--cases", ",".join(map(str, pending)), "--device", backend.device)
