@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from pathlib import Path
 
-from tritonlint.cli import TOLERANCES
+from tritonlint.runtime_check.options import BACKENDS, DEFAULTS, POLICIES, GateOptions
 from tritonlint.runtime_check.tasks import CASES
 
 USAGE_ERROR = 2
@@ -20,7 +19,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("submissions", nargs="?", type=Path, help="folder: <team>/<tier>/<task>.py, <task>/<gen>.py or {task}_{impl}.py")
     p.add_argument("--cases", type=Path, default=CASES, help="the reference tasks (default: the bundled cases/)")
     p.add_argument("--out", type=Path, default=Path("eval-out"), help="output folder (default eval-out/); reused to resume")
-    p.add_argument("--backend", default="auto", choices=("auto", "npu", "cuda", "cpu"))
+    p.add_argument("--backend", default=BACKENDS[0], choices=BACKENDS)
     p.add_argument("--repeats", type=int, default=1, help="whole-run repeats, for mean, std and 95%% CI per case")
     p.add_argument("--workers", type=int, default=0, help="gate workers (default: one per accelerator; 1 on cpu)")
     p.add_argument("-j", "--jobs", type=int, default=0, help="lint processes (default: one per CPU)")
@@ -29,11 +28,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--lint-only", action="store_true", help="lint and report; gate nothing")
     p.add_argument("--report-only", action="store_true",
                    help="rebuild the outputs from the finished jobs in --out/runs (same options and --backend as that run); gate nothing")
-    p.add_argument("--seeds", type=int, default=3)
-    p.add_argument("--timeout", type=float, default=900.0, help="seconds per case in each child")
-    p.add_argument("--tolerance", default="mere_mare", choices=TOLERANCES)
-    p.add_argument("--warmup", type=int, default=5)
-    p.add_argument("--bench-repeats", type=int, default=50, help="timed calls per benchmark (seed 002's --repeats)")
+    p.add_argument("--seeds", type=int, default=DEFAULTS.seeds)
+    p.add_argument("--timeout", type=float, default=DEFAULTS.timeout, help="seconds per case in each child")
+    p.add_argument("--tolerance", default=DEFAULTS.policy, choices=POLICIES)
+    p.add_argument("--warmup", type=int, default=DEFAULTS.warmup)
+    p.add_argument("--bench-repeats", type=int, default=DEFAULTS.repeats, help="timed calls per benchmark (seed 002's --repeats)")
     p.add_argument("--operators", action="store_true", help="per-operator device time from the torch profiler")
     p.add_argument("--fresh-cache", action="store_true", help="each submission compiles in a private, empty Triton cache")
     p.add_argument("--compare", nargs=2, type=Path, metavar=("A", "B"), help="compare two evaluation folders instead")
@@ -72,8 +71,8 @@ def main(argv: list[str]) -> int:
     from .report import write_report
     from .run import EvalOptions, evaluate, is_tty
 
-    gate = {"seeds": args.seeds, "timeout": args.timeout, "policy": args.tolerance, "warmup": args.warmup,
-            "repeats": args.bench_repeats, "operators": args.operators, "fresh_cache": args.fresh_cache}
+    gate = GateOptions(seeds=args.seeds, timeout=args.timeout, policy=args.tolerance, warmup=args.warmup,
+                       repeats=args.bench_repeats, operators=args.operators, fresh_cache=args.fresh_cache)
     opts = EvalOptions(args.submissions, args.cases, args.out, backend=args.backend, repeats=args.repeats,
                        workers=args.workers, jobs=args.jobs, engine=args.engine, ray_address=args.ray_address,
                        lint_only=args.lint_only, report_only=args.report_only, gate=gate)
@@ -82,8 +81,7 @@ def main(argv: list[str]) -> int:
     except BackendUnavailable as e:
         print(f"tritonlint eval: error: {str(e).replace('--run: ', '')}", file=sys.stderr)
         return USAGE_ERROR
-    options = {k: (str(v) if isinstance(v, Path) else v) for k, v in dataclasses.asdict(opts).items()}
-    written = write_all(args.out, records, found, env, options)
+    written = write_all(args.out, records, found, env, opts.to_json())
     board = (args.out / "leaderboard.md").read_text(encoding="utf-8") if written["teams"] else None
     write_report(args.out, records, written, board)
     s = written["summary"]

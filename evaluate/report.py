@@ -7,6 +7,7 @@ import statistics
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from tritonlint.runtime_check.options import DEFAULTS
 from tritonlint.runtime_check.tasks import TIER_WEIGHTS
 from tritonlint.writer import write_atomic
 
@@ -147,7 +148,7 @@ def report_md(records: list[Record], summ: dict, teams: list[dict], device: dict
     L = ["# tritonlint evaluation report", "",
          f"{summ['total']} submissions, {summ['timestamp']}, device: {device.get('name')} "
          f"(backend {device.get('backend') or 'none'}, torch {device.get('torch') or '–'}, triton {device.get('triton') or '–'}), "
-         f"{repeats} repeat(s), tolerance {summ['options'].get('gate', {}).get('policy', 'mere_mare')}.", ""]
+         f"{repeats} repeat(s), tolerance {summ['options'].get('gate', {}).get('policy', DEFAULTS.policy)}.", ""]
     if summ["environment"].get("backend") == "cpu":
         L += ["> cpu backend: Triton's interpreter checks correctness only. Nothing is timed and no score is given.", ""]
     L += ["## Status", "", "| status | submissions |", "|---|---:|"]

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from tritonlint.config import Config
 from tritonlint.files import lint_many
+from tritonlint.runtime_check.options import GateOptions
 from tritonlint.runtime_check.tasks import discover_cases
 from tritonlint.writer import write_atomic
 
@@ -40,7 +41,14 @@ class EvalOptions:
     ray_address: str | None = None
     lint_only: bool = False
     report_only: bool = False  # rebuild every output from runs/ without gating anything
-    gate: dict = dataclasses.field(default_factory=dict)  # GateOptions fields except reference
+    gate: GateOptions = dataclasses.field(default_factory=GateOptions)  # its reference is unused: each job has its own
+
+    def to_json(self) -> dict:
+        """summary.json's `options`: paths as text, the gate's options as its jobs carry them."""
+        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        data = {k: str(v) if isinstance(v, Path) else v for k, v in data.items()}
+        data["gate"] = self.gate.to_json()
+        return data
 
 
 def evaluate(opts: EvalOptions, progress: Progress | None = None) -> tuple[list[Record], Found, dict]:
@@ -69,7 +77,8 @@ def _gate_all(records: list[Record], opts: EvalOptions, runs_dir: Path, progress
         name = get_backend(opts.backend).name  # BackendUnavailable goes to the caller with its one line
         devices = _device_count(name)
         workers = opts.workers or (devices if name != "cpu" else 1)
-    fingerprint = json.dumps({"backend": name, **opts.gate}, sort_keys=True)
+    gate = opts.gate.to_json()
+    fingerprint = json.dumps({"backend": name, **gate}, sort_keys=True)
     jobs, by_key = [], {}
     for rec in records:
         if rec.status != "not_run":
@@ -84,7 +93,7 @@ def _gate_all(records: list[Record], opts: EvalOptions, runs_dir: Path, progress
                 rec.runs[k] = saved["runtime"]
                 continue
             job = {"key": key, "path": str(rec.sub.path), "reference": str(rec.sub.case.reference), "tier": rec.sub.case.tier,
-                   "backend": name, "opts": opts.gate, "digest": digest, "repeat": k}
+                   "backend": name, "opts": gate, "digest": digest, "repeat": k}
             jobs.append(job)
             by_key[key] = rec
     if opts.report_only:
@@ -108,8 +117,7 @@ def _gate_all(records: list[Record], opts: EvalOptions, runs_dir: Path, progress
     if opts.engine == "ray":
         run_ray(jobs, on_result, name, opts.ray_address, fn=gate_job)
     else:
-        seeds = opts.gate.get("seeds", 3)
-        budget = opts.gate.get("timeout", 900) * (2 * seeds + 2) + 300  # every child at its limit, plus start-up
+        budget = opts.gate.timeout * (2 * opts.gate.seeds + 2) + 300  # every child at its limit, plus start-up
         LocalPool(name, workers, devices, budget).run(jobs, on_result)
     if progress:
         progress.finish()

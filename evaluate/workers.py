@@ -19,6 +19,8 @@ import time
 from multiprocessing.connection import wait
 from typing import Callable, Iterable
 
+from tritonlint.runtime_check.protocol import failure
+
 VISIBLE = {"cuda": "CUDA_VISIBLE_DEVICES", "npu": "ASCEND_RT_VISIBLE_DEVICES"}
 
 Job = dict
@@ -28,17 +30,18 @@ OnResult = Callable[[Job, dict], None]
 def gate_job(job: Job) -> dict:
     """Run one submission through the gate; the gate's runtime dict, or why it could not run."""
     from tritonlint.runtime_check.backends import BackendUnavailable, get_backend
-    from tritonlint.runtime_check.gate import GateOptions, run_gate
+    from tritonlint.runtime_check.gate import run_gate
+    from tritonlint.runtime_check.options import GateOptions
 
     try:
         backend = get_backend(job["backend"])
     except BackendUnavailable as e:
-        return {"error": {"error_type": "BackendUnavailable", "error_msg": str(e)}}
-    opts = GateOptions(reference=job["reference"], **job["opts"])
+        return {"error": failure("BackendUnavailable", str(e))}
+    opts = GateOptions.from_json(job["opts"], reference=job["reference"])
     try:
         return run_gate(job["path"], True, False, backend, opts)
     except Exception as e:  # the reference itself is broken, the disk is full, ...
-        return {"error": {"error_type": type(e).__name__, "error_msg": str(e)[-2000:]}}
+        return {"error": failure(type(e).__name__, str(e))}
 
 
 def _bind(backend: str, device: int | None) -> None:
@@ -114,11 +117,11 @@ class LocalPool:
             slot["proc"].kill()
         slot["proc"].join()
         slot["conn"].close()
-        why = (("WorkerCrash", f"the worker process exited with code {slot['proc'].exitcode}") if dead
-               else ("WorkerTimeout", f"the job ran past {self.job_timeout:g} s"))
+        why = (failure("WorkerCrash", f"the worker process exited with code {slot['proc'].exitcode}") if dead
+               else failure("WorkerTimeout", f"the job ran past {self.job_timeout:g} s"))
         job = slot["job"]
         self.slots[i] = self._start(i)
-        on_result(job, {"error": {"error_type": why[0], "error_msg": why[1]}})
+        on_result(job, {"error": why})
 
     def close(self) -> None:
         for slot in self.slots:
@@ -152,5 +155,5 @@ def run_ray(jobs: Iterable[Job], on_result: OnResult, backend: str, address: str
             try:
                 result = ray.get(ref)
             except Exception as e:  # a worker that died is this job's failure, not the run's
-                result = {"error": {"error_type": "WorkerCrash", "error_msg": f"{type(e).__name__}: {e}"[-2000:]}}
+                result = {"error": failure("WorkerCrash", f"{type(e).__name__}: {e}")}
             on_result(job, result)

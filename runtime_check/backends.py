@@ -1,6 +1,7 @@
 """Where submissions run: npu (torch_npu + triton-ascend), cuda, or cpu (Triton's
-interpreter, correctness only). Device-agnostic torch APIs where they exist, so the
-NPU path is the CUDA path with another device type."""
+interpreter, correctness only). Code that runs on the device reaches it as
+`torch.<name>` and through the device-agnostic `torch.Event`, so the NPU path is the
+CUDA path with another device type."""
 
 from __future__ import annotations
 
@@ -30,37 +31,6 @@ class Backend:
         if cache_dir:
             env["TRITON_CACHE_DIR"] = str(cache_dir)
         return env
-
-    def synchronize(self) -> None:
-        import torch
-
-        if self.name == "cpu":
-            return
-        acc = getattr(torch, "accelerator", None)
-        if acc is not None and hasattr(acc, "synchronize"):
-            acc.synchronize()
-        else:
-            getattr(torch, self.name).synchronize()
-
-    def event(self):
-        import torch
-
-        if hasattr(torch, "Event"):
-            return torch.Event(device=self.name, enable_timing=True)
-        return getattr(torch, self.name).Event(enable_timing=True)
-
-    def max_memory_mb(self) -> float:
-        import torch
-
-        mod = getattr(torch, self.name, None)
-        return mod.max_memory_allocated() / 2**20 if mod is not None and hasattr(mod, "max_memory_allocated") else 0.0
-
-    def reset_peak(self) -> None:
-        import torch
-
-        mod = getattr(torch, self.name, None)
-        if mod is not None and hasattr(mod, "reset_peak_memory_stats"):
-            mod.reset_peak_memory_stats()
 
 
 def _has(module: str) -> bool:

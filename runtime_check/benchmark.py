@@ -24,6 +24,9 @@ import torch
 
 from tritonlint.runtime_check.backends import Backend, BackendUnavailable, get_backend
 from tritonlint.runtime_check.compare import compare_outputs, all_integer
+from tritonlint.runtime_check.options import DEFAULTS
+from tritonlint.runtime_check.protocol import (CaseInput, ChildSpec, case_input, child_log, crash_report, failure, kill,
+                                               timed_outputs, timing_result)
 from tritonlint.runtime_check.runner import run_side
 from tritonlint.runtime_check.score import overall_speedup
 from tritonlint.runtime_check.tasks import load_module
@@ -51,10 +54,10 @@ def l1_gate(verify_json: Path) -> str | None:
     return None
 
 
-def benchmark(task_path: Path, impl_path: Path, backend: Backend, *, warmup: int = 5, repeats: int = 50,
-              skip_framework: bool = False, framework_latency_ms: float | None = None, timeout: float = 900,
-              op_name: str | None = None, operators: bool = False, cache_dir: str | None = None,
-              expected: list | None = None, policy: str = "mere_mare") -> dict:
+def benchmark(task_path: Path, impl_path: Path, backend: Backend, *, warmup: int = DEFAULTS.warmup,
+              repeats: int = DEFAULTS.repeats, skip_framework: bool = False, framework_latency_ms: float | None = None,
+              timeout: float = DEFAULTS.timeout, op_name: str | None = None, operators: bool = False,
+              cache_dir: str | None = None, expected: list | None = None, policy: str = DEFAULTS.policy) -> dict:
     """`expected`: the reference's outputs for the seed-0 inputs (what verify's case 1 got);
     without it a reference child computes them. The candidate's output of its last timed
     call must match them: a kernel that is right once and wrong when called again, or that
@@ -66,21 +69,20 @@ def benchmark(task_path: Path, impl_path: Path, backend: Backend, *, warmup: int
     per_shape, speedups = [], []
     inplace = bool(getattr(task, "INPLACE_OUTPUTS", None))  # repeated calls move the state on: no single-call answer
     with tempfile.TemporaryDirectory(prefix="tritonlint-bench-") as tmp:
+        folder = Path(tmp)
         for idx, inputs in enumerate(shapes, start=1):
-            payload, out, last = Path(tmp) / f"case{idx}.pt", Path(tmp) / f"out{idx}.json", Path(tmp) / f"last{idx}.pt"
-            torch.save({"init": list(task.get_init_inputs()), "inputs": inputs, "seed": 0}, payload)
-            cmd = [sys.executable, "-m", "tritonlint.runtime_check.timing", "--task", str(task_path), "--impl", str(impl_path),
-                   "--inputs", str(payload), "--device", backend.device, "--warmup", str(warmup), "--repeats", str(repeats),
-                   "--out", str(out), "--outputs", str(last)] + (["--skip_framework"] if skip_framework else []) + (["--operators"] if operators else [])
+            torch.save(CaseInput(init=list(task.get_init_inputs()), inputs=inputs, seed=0), case_input(folder, idx))
+            spec = ChildSpec("tritonlint.runtime_check.timing",
+                             ("--task", str(task_path), "--impl", str(impl_path), "--inputs", str(case_input(folder, idx)),
+                              "--device", backend.device, "--warmup", str(warmup), "--repeats", str(repeats),
+                              "--out", str(timing_result(folder, idx)), "--outputs", str(timed_outputs(folder, idx)))
+                             + (("--skip_framework",) if skip_framework else ()) + (("--operators",) if operators else ()),
+                             backend.child_env(cache_dir))
             row = {"case_idx": idx, "input_desc": describe(inputs), "status": "fail", "framework": None,
                    "implementation": None, "speedup_vs_torch": None, "error_type": None, "error_msg": None}
-            try:
-                subprocess.run(cmd, env=backend.child_env(cache_dir), timeout=timeout, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                timing = json.loads(out.read_text()) if out.exists() else {"error_type": "Crash", "error_msg": "timing process left no result"}
-            except subprocess.TimeoutExpired:
-                timing = {"error_type": "Timeout", "error_msg": f"no result within {timeout:g} s"}
+            timing = _time_shape(spec, folder, idx, timeout)
             if "error_type" not in timing and not inplace:
-                timing = _check_last_call(timing, last, expected, backend, task_path, Path(tmp), idx, timeout, policy,
+                timing = _check_last_call(timing, expected, backend, task_path, folder, idx, timeout, policy,
                                           all_integer(inputs))
             if "error_type" in timing:
                 row.update(error_type=timing["error_type"], error_msg=timing["error_msg"])
@@ -119,29 +121,42 @@ def benchmark(task_path: Path, impl_path: Path, backend: Backend, *, warmup: int
     }
 
 
-def _check_last_call(timing: dict, last: Path, expected, backend: Backend, task_path: Path, folder: Path, idx: int,
+def _time_shape(spec: ChildSpec, folder: Path, idx: int, timeout: float) -> dict:
+    """What the timing child wrote for shape `idx`, or its Timeout or Crash."""
+    log = child_log(folder, idx)
+    with spec.running(log) as proc:
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            kill(proc)
+            return failure("Timeout", f"no result within {timeout:g} s")
+    result = timing_result(folder, idx)
+    return json.loads(result.read_text()) if result.exists() else failure("Crash", crash_report(proc.returncode, log))
+
+
+def _check_last_call(timing: dict, expected, backend: Backend, task_path: Path, folder: Path, idx: int,
                      timeout: float, policy: str, exact_ints: bool) -> dict:
     try:
-        got = torch.load(last, weights_only=True)["outputs"]
+        got = torch.load(timed_outputs(folder, idx), weights_only=True)["outputs"]
     except Exception as e:  # missing or not plain tensors: the candidate's process tampered with it
-        return {"error_type": "TimedOutputMissing", "error_msg": f"the timed calls left no readable output ({type(e).__name__})"}
+        return failure("TimedOutputMissing", f"the timed calls left no readable output ({type(e).__name__})")
     if expected is None:
         ref = run_side(backend, task_path, "Model", folder, [idx], timeout)[idx]
         if not ref.get("ok"):
-            return {"error_type": "ReferenceError", "error_msg": f"the reference failed: {ref['error_type']}"}
+            return failure("ReferenceError", f"the reference failed: {ref['error_type']}")
         expected = ref["outputs"]
     bad = [(i, v) for i, v in enumerate(compare_outputs(expected, got, policy, exact_ints)) if not v.passed]
     if bad:
         i, v = bad[0]
-        return {"error_type": "TimedOutputMismatch",
-                "error_msg": f"the output of the last timed call differs from the reference: output {i}: {v.message}"}
+        return failure("TimedOutputMismatch",
+                       f"the output of the last timed call differs from the reference: output {i}: {v.message}")
     return timing
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = seed002_parser("benchmark", __doc__)
-    ap.add_argument("--warmup", type=int, default=5)
-    ap.add_argument("--repeats", type=int, default=50)
+    ap.add_argument("--warmup", type=int, default=DEFAULTS.warmup)
+    ap.add_argument("--repeats", type=int, default=DEFAULTS.repeats)
     ap.add_argument("--skip_framework", action="store_true")
     ap.add_argument("--framework_latency_ms", type=float)
     ap.add_argument("--verify_not_required", action="store_true")

@@ -2,12 +2,12 @@
 
 One child runs one side (the reference `Model` or the candidate `ModelNew`) over
 several cases, so torch is imported once per side instead of once per case. For
-case N it reads `INPUTS/caseN.pt` (init inputs, inputs and the seed the parent
-wrote), writes `OUT/N.start` before touching the model, and `OUT/N.pt` afterwards: the
-outputs and the inputs as they are after the call, all on the CPU, plus the
-model's parameters and buffers when `--state` is given. The parent watches those
-files, so a case that hangs or kills the process is charged to that case alone and
-the parent restarts a child for the cases after it.
+each case it reads the parent's case input, marks the case started before touching
+the model, and writes a case result afterwards: the outputs and the inputs as they
+are after the call, all on the CPU, plus the model's parameters and buffers when
+`--state` is given (the files and the result are protocol.py's). The parent watches
+those files, so a case that hangs or kills the process is charged to that case alone
+and the parent restarts a child for the cases after it.
 
 Every case is in its own try/except. Anything that is not a tensor, a number or a
 container of those is replaced by a type tag, so the parent can load the file with
@@ -22,6 +22,8 @@ import sys
 import traceback
 from pathlib import Path
 
+from tritonlint.runtime_check.protocol import CaseResult, case_input, case_result, case_started, failed_case
+
 
 def _portable(value):
     import torch
@@ -35,7 +37,7 @@ def _portable(value):
     return {"__type__": type(value).__name__}
 
 
-def run_case(module, cls: str, payload: dict, device: str, state: bool) -> dict:
+def run_case(module, cls: str, payload: dict, device: str, state: bool) -> CaseResult:
     import torch
 
     try:
@@ -54,16 +56,19 @@ def run_case(module, cls: str, payload: dict, device: str, state: bool) -> dict:
             result["state"] = {k: _portable(v) for k, v in sd.items() if isinstance(v, torch.Tensor)}
         return result
     except BaseException as e:  # the parent records it as this case's failure
-        tb = traceback.format_exc(limit=-3)
-        return {"ok": False, "error_type": type(e).__name__, "error_msg": f"{e}\n{tb}"[-4000:]}
+        return _failed(e)
+
+
+def _failed(e: BaseException) -> CaseResult:
+    return failed_case(type(e).__name__, f"{e}\n{traceback.format_exc(limit=-3)}")
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--module", required=True)
     ap.add_argument("--cls", required=True)
-    ap.add_argument("--inputs", required=True, help="folder with caseN.pt")
-    ap.add_argument("--out", required=True, help="folder for N.start and N.pt")
+    ap.add_argument("--inputs", required=True, help="folder of the parent's case inputs")
+    ap.add_argument("--out", required=True, help="folder for the start markers and case results")
     ap.add_argument("--cases", required=True, help="comma-separated case numbers, run in this order")
     ap.add_argument("--device", required=True)
     ap.add_argument("--state", action="store_true", help="also return the model's parameters and buffers")
@@ -75,17 +80,18 @@ def main(argv: list[str] | None = None) -> int:
     inputs, out = Path(args.inputs), Path(args.out)
     module, load_error = None, None
     for idx in [int(c) for c in args.cases.split(",")]:
-        (out / f"{idx}.start").touch()
-        payload = torch.load(inputs / f"case{idx}.pt", weights_only=True)
+        case_started(out, idx).touch()
+        payload = torch.load(case_input(inputs, idx), weights_only=True)
         if module is None and load_error is None:
             try:
                 module = load_module(args.module)
             except BaseException as e:  # an import error fails every case, each with its message
-                load_error = {"ok": False, "error_type": type(e).__name__,
-                              "error_msg": f"{e}\n{traceback.format_exc(limit=-3)}"[-4000:]}
+                load_error = _failed(e)
         result = load_error or run_case(module, args.cls, payload, args.device, args.state)
-        torch.save(result, out / f"{idx}.pt.tmp")
-        os.replace(out / f"{idx}.pt.tmp", out / f"{idx}.pt")
+        final = case_result(out, idx)
+        partial = final.with_name(final.name + ".tmp")
+        torch.save(result, partial)
+        os.replace(partial, final)
     return 0
 
 

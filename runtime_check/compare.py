@@ -25,7 +25,9 @@ import math
 
 import torch
 
-POLICIES = ("mere_mare", "allclose", "seed001_strict", "exact", "three_term")
+# relative: benchmarks/ import this without installing; POLICIES stays importable from here for them
+from .options import DEFAULTS, POLICIES  # noqa: F401
+
 CAP_FACTOR, MATCHED_FRACTION = 100, 0.9
 ATOL = RTOL = 1e-2
 _FALLBACK = 2.0**-13
@@ -66,7 +68,7 @@ def _worst(ref: torch.Tensor, out: torch.Tensor, rel: torch.Tensor, k: int = 5) 
     return out_rows
 
 
-def compare_tensor(ref: torch.Tensor, out: torch.Tensor, policy: str = "mere_mare", integer_inputs: bool = False) -> Verdict:
+def compare_tensor(ref: torch.Tensor, out: torch.Tensor, policy: str = DEFAULTS.policy, integer_inputs: bool = False) -> Verdict:
     if not isinstance(out, torch.Tensor):
         return Verdict(False, "type", f"expected a tensor, got {type(out).__name__}")
     if tuple(out.shape) != tuple(ref.shape):
@@ -161,7 +163,7 @@ def flatten_outputs(value) -> list:
     return [value]
 
 
-def compare_outputs(ref, out, policy: str = "mere_mare", integer_inputs: bool = False) -> list[Verdict]:
+def compare_outputs(ref, out, policy: str = DEFAULTS.policy, integer_inputs: bool = False) -> list[Verdict]:
     """One verdict per output; a count or type mismatch is one failing verdict."""
     refs, outs = flatten_outputs(ref), flatten_outputs(out)
     if len(refs) != len(outs):

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import dataclasses
 import tempfile
 from pathlib import Path
 
 from tritonlint.runtime_check.backends import Backend
 from tritonlint.runtime_check.benchmark import benchmark
+from tritonlint.runtime_check.options import GateOptions
 from tritonlint.runtime_check.score import score, weighted
 from tritonlint.runtime_check.tasks import CASES
 from tritonlint.runtime_check.verify import verify
-
 
 
 def find_reference(impl: Path, explicit: str | None) -> tuple[Path | None, str | None]:
@@ -34,19 +33,6 @@ def find_reference(impl: Path, explicit: str | None) -> tuple[Path | None, str |
 def _tier_of(ref: Path) -> str | None:
     tier = ref.parent.parent.name
     return tier if tier.startswith("t") and tier[1:].isdigit() else None
-
-
-@dataclasses.dataclass(frozen=True)
-class GateOptions:
-    reference: str | None = None
-    timeout: float = 900
-    policy: str = "mere_mare"
-    seeds: int = 3
-    probe_state: bool = False
-    fresh_cache: bool = False
-    operators: bool = False
-    warmup: int = 5
-    repeats: int = 50
 
 
 def run_gate(path: str, lint_valid: bool, lint_skipped: bool, backend: Backend, opts: GateOptions) -> dict:

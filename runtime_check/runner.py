@@ -10,11 +10,7 @@ one process start-up for all its cases.
 
 from __future__ import annotations
 
-import os
 import shutil
-import signal
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -22,81 +18,67 @@ from pathlib import Path
 import torch
 
 from tritonlint.runtime_check.backends import Backend
+from tritonlint.runtime_check.protocol import (CaseResult, ChildSpec, case_result, case_started, child_log, crash_report,
+                                               failed_case, kill)
 
-LOG_TAIL = 2000
 POLL_S = 0.02
 
 
 def run_side(backend: Backend, module: Path, cls: str, inputs: Path, cases: list[int], timeout: float, *,
-             state: bool = False, env: dict[str, str] | None = None) -> dict[int, dict]:
-    """{case: result dict}; the results are loaded into memory and their files removed
+             state: bool = False, env: dict[str, str] | None = None) -> dict[int, CaseResult]:
+    """{case: result}; the results are loaded into memory and their files removed
     before this returns, so the next side's process never sees them."""
-    results: dict[int, dict] = {}
+    results: dict[int, CaseResult] = {}
     out = Path(tempfile.mkdtemp(prefix=f"tritonlint-{cls}-"))
     try:
         pending = list(cases)
-        launch = 0
-        while pending:
-            launch += 1
-            pending = _one_child(backend, module, cls, inputs, out, pending, timeout, state, env, results, launch)
+        while pending:  # each child settles at least one case, so this ends
+            spec = ChildSpec("tritonlint.runtime_check.child",
+                             ("--module", str(module), "--cls", cls, "--inputs", str(inputs), "--out", str(out),
+                              "--cases", ",".join(map(str, pending)), "--device", backend.device)
+                             + (("--state",) if state else ()),
+                             env or backend.child_env())
+            results.update(_one_child(spec, out, pending, timeout))
+            pending = [i for i in pending if i not in results]
     finally:
         shutil.rmtree(out, ignore_errors=True)
     return results
 
 
-def _one_child(backend, module, cls, inputs, out, pending, timeout, state, env, results, launch) -> list[int]:
-    cmd = [sys.executable, "-m", "tritonlint.runtime_check.child", "--module", str(module), "--cls", cls,
-           "--inputs", str(inputs), "--out", str(out), "--cases", ",".join(map(str, pending)),
-           "--device", backend.device] + (["--state"] if state else [])
-    log = out / f"child{launch}.log"
-    with open(log, "wb") as sink:  # a submission may print gigabytes: it goes to a file
-        proc = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.STDOUT, env=env or backend.child_env(),
-                                start_new_session=True)
+def _one_child(spec: ChildSpec, out: Path, cases: list[int], timeout: float) -> dict[int, CaseResult]:
+    """Run one child over `cases`, in order, until it has done them all or one case hangs
+    or kills it; the results it left, with that case's Timeout or Crash."""
+    results: dict[int, CaseResult] = {}
+    log = child_log(out, cases[0])
+    with spec.running(log) as proc:
         current, since = None, time.monotonic()
         while True:
-            done = proc.poll() is not None
-            for idx in [i for i in pending if (out / f"{i}.pt").exists()]:
-                results[idx] = _load(out / f"{idx}.pt")
-                pending.remove(idx)
+            done = proc.poll() is not None  # before the files: a child that wrote its last result and exited is not a crash
+            for idx in cases:
+                if idx not in results and case_result(out, idx).exists():
+                    results[idx] = _load(case_result(out, idx))
+            pending = [i for i in cases if i not in results]
             if not pending:
                 proc.wait()
-                return []
-            started = pending[0] if (out / f"{pending[0]}.start").exists() else None
+                return results
+            started = pending[0] if case_started(out, pending[0]).exists() else None
             if started != current:
                 current, since = started, time.monotonic()
             if done:
-                rc = proc.returncode
-                why = f"process killed by {signal.Signals(-rc).name}" if rc < 0 else f"process exited with code {rc} and no result"
-                results[pending[0]] = {"ok": False, "error_type": "Crash", "error_msg": f"{why}\n{_tail(log)}"}
-                return pending[1:]
+                results[pending[0]] = failed_case("Crash", crash_report(proc.returncode, log))
+                return results
             if time.monotonic() - since > timeout:
-                _kill(proc)
-                results[pending[0]] = {"ok": False, "error_type": "Timeout",
-                                       "error_msg": f"no result within {timeout:g} s (process killed)"}
-                return pending[1:]
+                kill(proc)
+                results[pending[0]] = failed_case("Timeout", f"no result within {timeout:g} s (process killed)")
+                return results
             time.sleep(POLL_S)
 
 
-def _load(path: Path) -> dict:
+def _load(path: Path) -> CaseResult:
     try:
         result = torch.load(path, weights_only=True)
     except Exception as e:  # a result file that is not plain tensors is not accepted
-        return {"ok": False, "error_type": "CorruptResult", "error_msg": f"{type(e).__name__}: {e}"[:LOG_TAIL]}
+        return failed_case("CorruptResult", f"{type(e).__name__}: {e}")
     if not isinstance(result, dict) or "ok" not in result:
-        return {"ok": False, "error_type": "CorruptResult", "error_msg": "the result file is not a child result"}
+        return failed_case("CorruptResult", "the result file is not a child result")
     return result
-
-
-def _kill(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)  # the whole group: a submission may have forked
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
-    proc.wait()
-
-
-def _tail(log: Path) -> str:
-    size = log.stat().st_size
-    with open(log, "rb") as f:
-        f.seek(max(0, size - LOG_TAIL))
-        return f.read().decode(errors="replace")

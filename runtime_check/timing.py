@@ -12,6 +12,9 @@ import sys
 
 import torch
 
+from tritonlint.runtime_check.options import DEFAULTS
+from tritonlint.runtime_check.protocol import CaseResult, failure
+
 _EVENT = getattr(torch, "Event", None)
 _ELAPSED = _EVENT.elapsed_time if _EVENT is not None else None
 _PERF_COUNTER = __import__("time").perf_counter
@@ -161,8 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--impl", required=True)
     ap.add_argument("--inputs", required=True)
     ap.add_argument("--device", required=True)
-    ap.add_argument("--warmup", type=int, default=5)
-    ap.add_argument("--repeats", type=int, default=50)
+    ap.add_argument("--warmup", type=int, default=DEFAULTS.warmup)
+    ap.add_argument("--repeats", type=int, default=DEFAULTS.repeats)
     ap.add_argument("--skip_framework", action="store_true")
     ap.add_argument("--operators", action="store_true", help="add the torch profiler's per-operator breakdown")
     ap.add_argument("--out", required=True)
@@ -192,12 +195,12 @@ def main(argv: list[str] | None = None) -> int:
                         raise UntimedWork(f"after the end event the device stayed busy {wait:.4f} ms (median, idle wait subtracted), against "
                                           f"{event:.4f} ms between the events: work on a stream the events do not see")
                     if args.outputs:
-                        torch.save({"ok": True, "outputs": _portable(last)}, args.outputs)
+                        torch.save(CaseResult(ok=True, outputs=_portable(last)), args.outputs)
                     ops = operators(lambda m=model: m(*inputs), args.device) if args.operators else None
                 if ops is not None:
                     result[side]["operators"] = ops
     except BaseException as e:
-        result = {"error_type": type(e).__name__, "error_msg": str(e)[-2000:]}
+        result = failure(type(e).__name__, str(e))
     with open(args.out, "w") as f:
         json.dump(result, f)
     return 0

@@ -28,7 +28,9 @@ from pathlib import Path
 import torch
 
 from tritonlint.runtime_check.backends import Backend, BackendUnavailable, get_backend
-from tritonlint.runtime_check.compare import POLICIES, compare_outputs, flatten_outputs, all_integer
+from tritonlint.runtime_check.compare import compare_outputs, flatten_outputs, all_integer
+from tritonlint.runtime_check.options import BACKENDS, DEFAULTS, POLICIES
+from tritonlint.runtime_check.protocol import CaseInput, Failure, case_input, failure
 from tritonlint.runtime_check.runner import run_side
 from tritonlint.runtime_check.tasks import IMPL, load_module
 
@@ -88,8 +90,8 @@ def driver_version(backend: str) -> str | None:
     return None
 
 
-def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = 3, timeout: float = 900,
-           policy: str = "mere_mare", small: bool | None = None, op_name: str | None = None,
+def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = DEFAULTS.seeds, timeout: float = DEFAULTS.timeout,
+           policy: str = DEFAULTS.policy, small: bool | None = None, op_name: str | None = None,
            probe_state: bool = False, cache_dir: str | None = None, keep: dict | None = None) -> dict:
     """`keep`, when given, receives the reference's outputs for case 1 (the seed-0 inputs the
     benchmark times), so the benchmark can check the candidate's timed calls without
@@ -109,8 +111,8 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = 3
             torch.manual_seed(idx - 1)
             inputs[idx] = make_inputs()
             descs[idx] = describe(inputs[idx])
-            torch.save({"init": list(task.get_init_inputs()), "inputs": inputs[idx], "seed": idx - 1},
-                       work / "inputs" / f"case{idx}.pt")
+            torch.save(CaseInput(init=list(task.get_init_inputs()), inputs=inputs[idx], seed=idx - 1),
+                       case_input(work / "inputs", idx))
         refs = run_side(backend, task_path, "Model", work / "inputs", cases, timeout, state=probe_state, env=env)
         cands = run_side(backend, impl_path, "ModelNew", work / "inputs", cases, timeout, state=probe_state, env=env)
     if keep is not None and refs.get(1, {}).get("ok"):
@@ -119,13 +121,13 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = 3
     for idx in cases:
         ref, cand = refs[idx], cands[idx]
         if not ref.get("ok"):
-            failure = {"error_type": "ReferenceError", "error_msg": f"the reference failed: {ref['error_type']}: {ref['error_msg']}"}
+            why = failure("ReferenceError", f"the reference failed: {ref['error_type']}: {ref['error_msg']}")
         elif not cand.get("ok"):
-            failure = {"error_type": cand["error_type"], "error_msg": cand["error_msg"]}
+            why = failure(cand["error_type"], cand["error_msg"])
         else:
-            failure = _check(inputs[idx], ref, cand, inplace, policy, diffs) or (_probe(ref, cand) if probe_state else None)
-        if failure is not None:
-            failures.append({"case_idx": idx, "input_desc": descs[idx], **failure})
+            why = _check(inputs[idx], ref, cand, inplace, policy, diffs) or (_probe(ref, cand) if probe_state else None)
+        if why is not None:
+            failures.append({"case_idx": idx, "input_desc": descs[idx], **why})
     env_json = environment(backend)
     if cache_dir:
         env_json["triton_cache_dir"] = str(cache_dir)
@@ -152,18 +154,17 @@ def _output_desc(refs: dict[int, dict]) -> list[dict] | None:
     return None
 
 
-def _probe(ref: dict, cand: dict) -> dict | None:
+def _probe(ref: dict, cand: dict) -> Failure | None:
     """The hidden-state probe: every parameter and buffer of `Model`, after the call,
     must exist in `ModelNew` under the same name with bit-identical values."""
     theirs = cand.get("state", {})
     for name, value in ref.get("state", {}).items():
         if name not in theirs:
-            return {"error_type": "HiddenStateMismatch", "error_msg": f"Model's state '{name}' has no counterpart in ModelNew"}
+            return failure("HiddenStateMismatch", f"Model's state '{name}' has no counterpart in ModelNew")
         mine = theirs[name]
         if not (isinstance(mine, torch.Tensor) and mine.dtype == value.dtype and mine.shape == value.shape
                 and torch.equal(mine, value)):
-            return {"error_type": "HiddenStateMismatch",
-                    "error_msg": f"ModelNew's '{name}' is not bit-identical to Model's after the call"}
+            return failure("HiddenStateMismatch", f"ModelNew's '{name}' is not bit-identical to Model's after the call")
     return None
 
 
@@ -173,7 +174,7 @@ def _check(inputs, ref: dict, cand: dict, inplace: list[int], policy: str, diffs
         if i in inplace or not isinstance(before, torch.Tensor):
             continue
         if not isinstance(now, torch.Tensor) or not torch.equal(before, now):
-            return {"error_type": "InputModified", "error_msg": f"input {i} was modified by the candidate"}
+            return failure("InputModified", f"input {i} was modified by the candidate")
     refs = flatten_outputs(ref["outputs"]) + [ref["inputs_after"][i] for i in inplace]
     outs = flatten_outputs(cand["outputs"]) + [after[i] for i in inplace]
     verdicts = compare_outputs(refs, outs, policy, all_integer(inputs))
@@ -185,9 +186,9 @@ def _check(inputs, ref: dict, cand: dict, inplace: list[int], policy: str, diffs
     if not bad:
         return None
     i, v = bad[0]
-    return {"error_type": "MismatchError" if v.check not in ("type", "count", "shape") else "OutputError",
-            "error_msg": f"output {i}: {v.message}", "output_index": i, "check": v.check,
-            "stats": v.stats, "worst": v.worst, "other_failing_outputs": [j for j, _ in bad[1:]]}
+    return {**failure("MismatchError" if v.check not in ("type", "count", "shape") else "OutputError", f"output {i}: {v.message}"),
+            "output_index": i, "check": v.check, "stats": v.stats, "worst": v.worst,
+            "other_failing_outputs": [j for j, _ in bad[1:]]}
 
 
 def verify_file_name(impl_name: str) -> str:
@@ -205,9 +206,9 @@ def seed002_parser(prog: str, doc: str) -> argparse.ArgumentParser:
     ap.add_argument("--op_name", required=True)
     ap.add_argument("--verify_dir", default=".")
     ap.add_argument("--triton_impl_name", default=IMPL)
-    ap.add_argument("--timeout", type=float, default=900)
+    ap.add_argument("--timeout", type=float, default=DEFAULTS.timeout)
     ap.add_argument("--output")
-    ap.add_argument("--backend", default="auto", choices=("auto", "npu", "cuda", "cpu"))
+    ap.add_argument("--backend", default=BACKENDS[0], choices=BACKENDS)
     return ap
 
 
@@ -224,9 +225,9 @@ def task_files(args, prog: str) -> tuple[Path, Path] | None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = seed002_parser("verify", __doc__)
-    ap.add_argument("--tolerance", default="mere_mare", choices=POLICIES)
+    ap.add_argument("--tolerance", default=DEFAULTS.policy, choices=POLICIES)
     ap.add_argument("--non_compute", action="store_true", help="data-movement op: outputs must be bit-identical (= --tolerance exact)")
-    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--seeds", type=int, default=DEFAULTS.seeds)
     ap.add_argument("--probe_state", action="store_true", help="Model's parameters and buffers must be reproduced bit-exactly")
     ap.add_argument("--fresh_cache", action="store_true", help="compile in a private, empty Triton cache")
     args = ap.parse_args(argv)

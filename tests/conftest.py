@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -15,6 +16,15 @@ FIXTURES = ROOT / "tests" / "fixtures"
 SUBMISSIONS = FIXTURES / "submissions"
 EXAMPLES = ROOT / "examples"  # the README's samples belong to the labelled corpus too
 _VALIDATOR = jsonschema.Draft202012Validator(load_schema())
+
+
+def requires(*modules: str) -> pytest.MarkDecorator:
+    """Skip unless every module is installed (the runtime gate's tests need triton)."""
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    return pytest.mark.skipif(bool(missing), reason=f"not installed: {', '.join(missing)}")
+
+
+requires_triton = requires("triton")
 
 
 def validate_report(report: dict) -> dict:

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, requires_triton
 from tritonlint.runtime_check.score import overall_speedup, score, weighted
 
 GELU = ROOT / "cases" / "t1" / "gelu"
@@ -59,7 +59,7 @@ def test_gate_uses_the_impl_specific_verify_file(folder):
     assert "L1 gate" not in run.stderr and "gelu_triton_optimized.py not found" in run.stderr and run.stderr.startswith("benchmark: error")
 
 
-@pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="triton is not installed")
+@requires_triton
 def test_benchmark_writes_seed_002_fields(folder):
     (folder / "verify_result.json").write_text(json.dumps({"total_cases": 1, "passed_cases": 1, "failures": []}))
     run = bench(folder)
@@ -98,7 +98,7 @@ def test_speedup_bookkeeping_follows_seed_002():
     assert math.isclose(overall_speedup([1.5])[0], 1.5)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="triton is not installed")
+@requires_triton
 @pytest.mark.parametrize("name", ["timing_aware", "wrong_when_repeated"])
 def test_timed_calls_must_still_be_right(folder, name):
     """Verified once per process, then different when timed: the shape fails, nothing is scored."""
@@ -120,3 +120,12 @@ def test_work_on_a_side_stream_is_not_timed_as_free(folder):
     assert run.returncode == 0, run.stderr
     row = json.loads((folder / "perf_result.json").read_text())["per_shape_results"][0]
     assert (row["status"], row["error_type"]) == ("fail", "UntimedWork") and "stream the events do not see" in row["error_msg"]
+
+
+@requires_triton
+def test_a_dead_timing_child_is_reported_like_a_dead_verify_child(folder):
+    shutil.copy(ROOT / "tests" / "fixtures" / "hostile" / "gelu_abort.py", folder / "gelu_triton_ascend_impl.py")
+    run = bench(folder, "--verify_not_required")
+    assert run.returncode == 0, run.stderr
+    row = json.loads((folder / "perf_result.json").read_text())["per_shape_results"][0]
+    assert (row["status"], row["error_type"]) == ("fail", "Crash") and row["error_msg"].startswith("process killed by SIGABRT")

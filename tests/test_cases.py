@@ -3,7 +3,6 @@ small shapes on Triton's CPU interpreter (fp32/fp16/int tasks; bf16 runs on the 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -11,7 +10,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, run_cli
+from conftest import ROOT, requires_triton, run_cli
 from tritonlint.runtime_check.tasks import discover_cases
 
 CASES = discover_cases(ROOT / "cases")
@@ -20,7 +19,6 @@ BF16 = {"t1/matmul_basic", "t3/decode_mla"}
 # the rounded product is a large relative error. There MERE must pass and every
 # difference stay within 2 ulps of the output's magnitude.
 MARE_ARTEFACT = {"t1/matmul_biasadd"}
-HAVE_TRITON = importlib.util.find_spec("triton") is not None
 
 
 def test_thirteen_cases_in_three_tiers():
@@ -36,7 +34,7 @@ def test_solutions_are_lint_clean():
     assert run.rc == 0, [(f["path"], d["code"], d["line"], d["message"]) for f in run.json["files"] for d in f["diagnostics"]]
 
 
-@pytest.mark.skipif(not HAVE_TRITON, reason="triton is not installed")
+@requires_triton
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.key)
 def test_solution_matches_reference_on_cpu(case):
     if case.key in BF16:

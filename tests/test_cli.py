@@ -114,3 +114,11 @@ def test_colour_only_on_a_tty():
     out = b"".join(chunks).decode()
     assert proc.returncode == 1
     assert "\x1b[" in out and "TL003" in out
+
+
+def test_linting_never_imports_torch():
+    """The lint path takes the gate's options from runtime_check/options.py, which imports no torch."""
+    code = ("import sys; from tritonlint.cli import main; main(['" + str(MIXED) + "', '--json', '-j', '1', '-o', '/dev/null']); "
+            "print('torch' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "False", proc.stderr

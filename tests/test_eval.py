@@ -20,15 +20,15 @@ import jsonschema
 import pytest
 
 from _pool_jobs import job
-from conftest import ROOT
+from conftest import ROOT, requires
 from tritonlint.evaluate.discover import GENERATIONS, SEED002, TEAM, discover_submissions
 from tritonlint.evaluate.stats import paired, summary, t_quantile, t_two_sided_p, welch
 from tritonlint.evaluate.workers import LocalPool
+from tritonlint.runtime_check.options import DEFAULTS, GateOptions
 from tritonlint.runtime_check.tasks import discover_cases
 
 CASES = ROOT / "cases"
-needs_gate = pytest.mark.skipif(importlib.util.find_spec("triton") is None or importlib.util.find_spec("matplotlib") is None,
-                                reason="triton and matplotlib are needed")
+needs_gate = requires("triton", "matplotlib")
 SEED004 = jsonschema.Draft202012Validator(json.loads((files("tritonlint") / "schema" / "seed004.schema.json").read_text()))
 TASKS = {"gelu": ("t1", "0.5 * x", "0.25 * x"), "softmax": ("t1", "e / tl.sum(", "2.0 * e / tl.sum(")}
 
@@ -234,7 +234,7 @@ def test_eval_usage_errors(tmp_path):
     assert empty.returncode == 0 and "0 submissions in" in empty.stdout
 
 
-@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
+@requires("torch")
 def test_eval_without_a_device_says_so_in_one_line(tmp_path):
     import torch
 
@@ -245,7 +245,7 @@ def test_eval_without_a_device_says_so_in_one_line(tmp_path):
     assert r.stderr.strip() == "tritonlint eval: error: no NPU or CUDA device found (use --backend cpu for a correctness-only run)"
 
 
-@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray is not installed (the [ray] extra)")
+@requires("ray")  # the [ray] extra
 def test_ray_engine_runs_the_same_jobs(tmp_path):
     subs, out = tmp_path / "subs", tmp_path / "out"
     for team, text in (("a", solution("gelu")), ("b", solution("gelu").replace("0.5 * x", "0.25 * x"))):
@@ -286,3 +286,12 @@ def test_lint_only_evaluation_never_imports_torch(tmp_path):
             + str(tmp_path / "out") + "']); print('torch' in sys.modules)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stdout.strip().endswith("False"), proc.stderr
+
+
+def test_the_same_gate_options_give_the_same_resume_key():
+    """eval hashes GateOptions.to_json() into the key of every finished job (evaluate/run.py):
+    a new field, or a changed default, would make a resumed run redo every job."""
+    assert DEFAULTS.to_json() == {"seeds": 3, "timeout": 900.0, "policy": "mere_mare", "warmup": 5, "repeats": 50,
+                                  "operators": False, "fresh_cache": False}
+    probed = GateOptions(reference="task.py", seeds=1, probe_state=True)
+    assert GateOptions.from_json(probed.to_json(), reference="task.py") == probed

@@ -4,19 +4,19 @@ profiler's operator breakdown. Real child processes throughout."""
 
 from __future__ import annotations
 
-import importlib.util
 import textwrap
 
 import pytest
 import torch
 
-from tritonlint.runtime_check.backends import get_backend
+from conftest import requires_triton
+from tritonlint.runtime_check.backends import Backend
 from tritonlint.runtime_check.compare import compare_tensor
+from tritonlint.runtime_check.protocol import CaseInput, case_input
 from tritonlint.runtime_check.runner import run_side
 from tritonlint.runtime_check.verify import verify
 
-CPU = get_backend("cpu") if importlib.util.find_spec("triton") else None
-needs_triton = pytest.mark.skipif(CPU is None, reason="triton is not installed")
+CPU = Backend("cpu", times=False)  # what get_backend("cpu") gives; the tests that run it are marked requires_triton
 
 PID_MODEL = textwrap.dedent("""
     import os, time
@@ -37,10 +37,10 @@ PID_MODEL = textwrap.dedent("""
 def write_cases(folder, values):
     folder.mkdir()
     for i, v in enumerate(values, start=1):
-        torch.save({"init": [], "inputs": [torch.tensor(v)], "seed": 0}, folder / f"case{i}.pt")
+        torch.save(CaseInput(init=[], inputs=[torch.tensor(v)], seed=0), case_input(folder, i))
 
 
-@needs_triton
+@requires_triton
 def test_one_process_runs_every_case_of_a_side(tmp_path):
     (tmp_path / "m.py").write_text(PID_MODEL)
     write_cases(tmp_path / "in", [1, 4, 5])
@@ -49,7 +49,7 @@ def test_one_process_runs_every_case_of_a_side(tmp_path):
     assert len({int(r["outputs"]) for r in results.values()}) == 1  # one process id
 
 
-@needs_triton
+@requires_triton
 def test_a_crash_or_hang_costs_only_its_own_case(tmp_path):
     (tmp_path / "m.py").write_text(PID_MODEL)
     write_cases(tmp_path / "in", [1, 2, 3, 4, 5, 6, 7])
@@ -113,7 +113,7 @@ STATEFUL = textwrap.dedent("""
 """)
 
 
-@needs_triton
+@requires_triton
 @pytest.mark.parametrize("candidate,error", [
     ("ModelNew = Model", None),
     ("class ModelNew(Model):\n    def forward(self, x):\n        return x * self.weight\n", "'calls' is not bit-identical"),
@@ -152,7 +152,7 @@ CACHE_SPY = textwrap.dedent("""
 """)
 
 
-@needs_triton
+@requires_triton
 def test_fresh_cache_reaches_the_children(tmp_path):
     (tmp_path / "task.py").write_text(CACHE_SPY)
     write_cases(tmp_path / "in", [0.0])
@@ -162,10 +162,3 @@ def test_fresh_cache_reaches_the_children(tmp_path):
     r = verify(tmp_path / "task.py", tmp_path / "task.py", CPU, seeds=1, timeout=60, cache_dir=str(cache))
     assert r["passed_cases"] == 1 and r["environment"]["triton_cache_dir"] == str(cache)
     assert "driver" in r["environment"] and r["environment"]["device"]
-
-
-def test_the_cli_offers_every_policy_compare_knows():
-    from tritonlint.cli import TOLERANCES
-    from tritonlint.runtime_check.compare import POLICIES
-
-    assert TOLERANCES == POLICIES  # the CLIs keep their own copy so that linting never imports torch

@@ -3,7 +3,6 @@ hostile submission fails for its own reason while the other cases still run."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -12,9 +11,9 @@ import sys
 
 import pytest
 
-from conftest import FIXTURES, ROOT
+from conftest import FIXTURES, ROOT, requires_triton
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="triton is not installed")
+pytestmark = requires_triton
 
 GELU = ROOT / "cases" / "t1" / "gelu"
 HOSTILE = FIXTURES / "hostile"

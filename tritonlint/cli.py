@@ -7,9 +7,10 @@ import dataclasses
 import sys
 import time
 
+from tritonlint.runtime_check.options import BACKENDS, DEFAULTS, POLICIES, GateOptions  # torch-free: linting never imports the gate
+
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 FAIL_ON = ("error", "warning", "never")
-TOLERANCES = ("mere_mare", "allclose", "seed001_strict", "exact", "three_term")  # = runtime_check.compare.POLICIES, without importing torch
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -38,12 +39,13 @@ def _parser() -> argparse.ArgumentParser:
     run = p.add_argument_group("runtime gate (lint-clean files only; needs the [runtime] extra)")
     run.add_argument("--run", action="store_true", help="verify against the reference task, then benchmark")
     run.add_argument("--run-npu", action="store_true", help="same as --run --backend npu")
-    run.add_argument("--backend", default="auto", choices=("auto", "npu", "cuda", "cpu"))
+    run.add_argument("--backend", default=BACKENDS[0], choices=BACKENDS)
     run.add_argument("--reference", metavar="TASK.py", help="the reference task (default: {op}_torch.py beside the file, or cases/)")
-    run.add_argument("--timeout", type=float, default=900, help="seconds per case in a child process (seed 002's default 900)")
-    run.add_argument("--tolerance", default="mere_mare", choices=TOLERANCES)
+    run.add_argument("--timeout", type=float, default=DEFAULTS.timeout,
+                     help=f"seconds per case in a child process (seed 002's default {DEFAULTS.timeout:g})")
+    run.add_argument("--tolerance", default=DEFAULTS.policy, choices=POLICIES)
     run.add_argument("--non-compute", action="store_true", help="data-movement op: outputs must be bit-identical (= --tolerance exact)")
-    run.add_argument("--seeds", type=int, default=3, help="input seeds per case")
+    run.add_argument("--seeds", type=int, default=DEFAULTS.seeds, help="input seeds per case")
     run.add_argument("--probe-state", action="store_true", help="Model's parameters and buffers must be reproduced bit-exactly")
     run.add_argument("--fresh-cache", action="store_true", help="compile in a private, empty Triton cache")
     run.add_argument("--operators", action="store_true", help="per-operator device time from the torch profiler")
@@ -159,7 +161,7 @@ def _run_gate(results, args) -> bool | None:
     """Fill files[].runtime; None (after one clear line) when no usable backend."""
     try:
         from tritonlint.runtime_check.backends import BackendUnavailable, get_backend
-        from tritonlint.runtime_check.gate import GateOptions, run_gate
+        from tritonlint.runtime_check.gate import run_gate
     except ImportError as e:
         print(f"tritonlint: error: --run needs the runtime extra (pip install 'tritonlint[runtime]'): {e.name} is missing", file=sys.stderr)
         return None

@@ -1,0 +1,43 @@
+"""The gate's options and their defaults, in one place that imports no torch: the lint
+CLI, `tritonlint eval`, verify and benchmark all take them from here, so `tritonlint
+PATH` can offer `--run`'s choices without importing the gate."""
+
+from __future__ import annotations
+
+import dataclasses
+
+POLICIES = ("mere_mare", "allclose", "seed001_strict", "exact", "three_term")  # compare.py says what each checks
+BACKENDS = ("auto", "npu", "cuda", "cpu")  # the first is the default; auto picks npu, then cuda (backends.get_backend)
+
+
+@dataclasses.dataclass(frozen=True)
+class GateOptions:
+    """One gate run's options. The field order is the order of the keys eval writes (to_json)."""
+
+    reference: str | None = None  # the reference task file; None: found by name (gate.find_reference)
+    seeds: int = 3  # input seeds, one verify case each
+    timeout: float = 900.0  # seconds per case in a child process (seed 002's default)
+    policy: str = "mere_mare"  # one of POLICIES; seed 002's precision rule
+    warmup: int = 5  # untimed calls before the timed ones (seed 002's --warmup)
+    repeats: int = 50  # timed calls per shape (seed 002's --repeats)
+    operators: bool = False  # add the torch profiler's per-operator breakdown
+    fresh_cache: bool = False  # compile in a private, empty Triton cache
+    probe_state: bool = False  # Model's parameters and buffers must be reproduced bit-exactly
+
+    def to_json(self) -> dict:
+        """The options that hold for a whole run, as plain data: eval's jobs carry them, its
+        resume fingerprint hashes them and summary.json lists them. No `reference` (each job
+        has its own), and `probe_state` only when set: eval has no such option, and its
+        fingerprints were made without the key, so leaving it out keeps them unchanged."""
+        data = dataclasses.asdict(self)
+        del data["reference"]
+        if not self.probe_state:
+            del data["probe_state"]
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict, reference: str | None = None) -> GateOptions:
+        return cls(reference=reference, **data)
+
+
+DEFAULTS = GateOptions()
