@@ -33,7 +33,7 @@ class Lint:
         codes = [d.code for d in result.diagnostics]
         types = set()
         for d in result.diagnostics:
-            if d.severity != "error":
+            if not d.invalidates:  # hazards and performance findings never reject a submission
                 continue
             rule = rule_by_code(d.code)
             rt = getattr(rule, "regression_type", None) if rule else None

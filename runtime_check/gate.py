@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import tempfile
 from pathlib import Path
 
@@ -35,20 +36,79 @@ def _tier_of(ref: Path) -> str | None:
     return tier if tier.startswith("t") and tier[1:].isdigit() else None
 
 
+class GateError(Exception):
+    """The gate cannot run for a file: no reference, or a broken one. A usage error, not a verdict."""
+
+
+REFERENCE_NAMES = ("Model", "get_inputs", "get_init_inputs")
+
+
+def reference_for(path: str, opts: GateOptions) -> tuple[Path, str | None]:
+    """The reference task of a submission, checked before anything runs (GateError: one line naming the file)."""
+    ref, tier = find_reference(Path(path), opts.reference)
+    if ref is None:
+        raise GateError(f"{path}: no reference task found for --run (pass --reference TASK.py, or name the files "
+                        "{op}_torch.py and {op}_{impl}.py)")
+    if not ref.is_file():
+        raise GateError(f"{ref}: reference task file not found")
+    try:
+        tree = ast.parse(ref.read_bytes(), str(ref))
+    except SyntaxError as e:
+        raise GateError(f"{ref}:{e.lineno or 1}: the reference task does not parse: {e.msg}") from None
+    defined = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
+    defined |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+    missing = [n for n in REFERENCE_NAMES if n not in defined]
+    if missing:
+        raise GateError(f"{ref}:1: the reference task defines no {', '.join(missing)} (a task file needs {', '.join(REFERENCE_NAMES)})")
+    return ref, tier
+
+
+# What the verdict calls each way a submission fails at run time (error_type -> verdict).
+_VERDICTS = {"Timeout": "timeout", "Crash": "crashed", "UntimedWork": "untimed_work"}
+
+
+def verdict(v: dict, perf: dict | None, timed: bool) -> tuple[str, str]:
+    """(runtime verdict, one line why): passed, incorrect, crashed, timeout, untimed_work or not_timed."""
+    if v["failures"] or v["total_cases"] == 0:
+        first = v["failures"][0] if v["failures"] else {"error_type": "NoCases", "error_msg": "no case ran", "case_idx": None}
+        kinds = [f.get("error_type") for f in v["failures"]]
+        kind = next((_VERDICTS[k] for k in ("Timeout", "Crash") if k in kinds), "incorrect")
+        return kind, f"{v['passed_cases']}/{v['total_cases']} cases passed ({v['policy']}); case {first.get('case_idx')}: {first.get('error_type')}: {_first_line(first.get('error_msg'))}"
+    if not timed:
+        return "passed", f"{v['total_cases']}/{v['total_cases']} cases passed ({v['policy']}); correctness only, not timed"
+    bad = [r for r in (perf or {}).get("per_shape_results", []) if r.get("error_type")]
+    if bad:
+        k = bad[0]["error_type"]
+        return _VERDICTS.get(k, "incorrect" if k == "TimedOutputMismatch" else "not_timed"), f"timing: {k}: {_first_line(bad[0].get('error_msg'))}"
+    s = perf.get("speedup_vs_torch") if perf else None
+    if s is None:
+        return "not_timed", "timing produced no speedup"
+    fw, impl = perf["framework"]["avg_latency_ms"], perf["implementation"]["avg_latency_ms"]
+    return "passed", f"{v['total_cases']}/{v['total_cases']} cases passed ({v['policy']}); speedup {s:.2f}x (framework {fw:.3f} ms, implementation {impl:.3f} ms)"
+
+
+def _first_line(msg) -> str:
+    return str(msg or "").strip().splitlines()[0][:300] if msg else ""
+
+
 def run_gate(path: str, lint_valid: bool, lint_skipped: bool, backend: Backend, opts: GateOptions) -> dict:
     if lint_skipped:
-        return {"skipped": "not a Triton submission"}
+        return {"skipped": "not a Triton submission", "verdict": "skipped"}
     if not lint_valid:
-        return {"skipped": "lint errors: the gate runs only files that lint clean"}
+        return {"skipped": "lint: the file is invalid, so the gate does not run it", "verdict": "skipped"}
     impl = Path(path)
-    ref, tier = find_reference(impl, opts.reference)
-    if ref is None or not ref.exists():
-        return {"skipped": "no reference task found (pass --reference TASK.py, or name files {op}_torch.py / {op}_{impl}.py)"}
+    ref, tier = reference_for(path, opts)
     with tempfile.TemporaryDirectory(prefix="tritonlint-cache-") as fresh:
         cache = fresh if opts.fresh_cache else None
         kept: dict = {}
-        v = verify(ref, impl, backend, seeds=opts.seeds, timeout=opts.timeout, policy=opts.policy, op_name=impl.stem,
-                   probe_state=opts.probe_state, cache_dir=cache, keep=kept)
+        try:
+            v = verify(ref, impl, backend, seeds=opts.seeds, timeout=opts.timeout, policy=opts.policy, op_name=impl.stem,
+                       probe_state=opts.probe_state, cache_dir=cache, keep=kept)
+        except Exception as e:  # the parent imports only the reference: its error is the reference's
+            raise GateError(f"{ref}: the reference task raised {type(e).__name__}: {_first_line(e)}") from None
+        broken = next((f for f in v["failures"] if f.get("error_type") == "ReferenceError"), None)
+        if broken is not None:
+            raise GateError(f"{ref}: {_first_line(broken.get('error_msg'))}")
         correct = v["total_cases"] > 0 and v["passed_cases"] == v["total_cases"]
         out: dict = {"reference": str(ref), "verify": v, "benchmark": None, "score": None}
         if not correct:
@@ -63,4 +123,5 @@ def run_gate(path: str, lint_valid: bool, lint_skipped: bool, backend: Backend, 
             raw = score(perf["speedup_vs_torch"], correct)
             out["score"] = {"speedup": perf["speedup_vs_torch"], "raw": raw, "tier": tier,
                             "weighted": weighted(raw, tier) if tier else None}
+    out["verdict"], out["why"] = verdict(v, out["benchmark"], backend.times)
     return out

@@ -93,3 +93,23 @@ def test_instance_attribute_replacing_forward_is_one_finding(tmp_path):
     run = run_cli(str(write(tmp_path, "swap.py", src)), "--json")
     codes = [d["code"] for d in run.json["files"][0]["diagnostics"]]
     assert codes == ["TL110"] and run.json["valid"] is False and run.json["regression_type"] is None
+
+
+def test_entry_class_that_no_file_defines_is_a_usage_error(tmp_path):
+    p = write(tmp_path, "good.py", submission())
+    run = run_cli(str(p), "--entry-class", "Solution")
+    assert run.rc == 2 and run.stderr.strip() == "tritonlint: error: --entry-class Solution: no checked file defines class Solution"
+    renamed = write(tmp_path, "renamed.py", submission().replace("class ModelNew", "class Solution"))
+    assert run_cli(str(renamed), "--entry-class", "Solution").rc == 0
+    misnamed = run_cli(str(renamed), "--json")  # the default entry class: Solution looks like a misnamed ModelNew
+    d = misnamed.json["files"][0]["diagnostics"]
+    assert [x["code"] for x in d] == ["TL002"] and "no class ModelNew" in d[0]["message"] and misnamed.json["regression_type"] == 2
+
+
+def test_library_module_gets_kernel_checks_without_a_verdict(tmp_path):
+    """Kernels and wrappers, no module class: hazards only, never invalid (kernel repositories stay clean)."""
+    src = submission(LAUNCH).split("class ModelNew")[0] + "def launch(x):\n    import subprocess\n    subprocess.run(['true'])\n    return x\n"
+    src = src.replace("BLOCK: tl.constexpr", "BLOCK")
+    run = run_cli(str(write(tmp_path, "lib.py", src)), "--json")
+    f = run.json["files"][0]
+    assert f["valid"] is True and [d["code"] for d in f["diagnostics"]] == ["TL204"]

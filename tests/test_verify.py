@@ -111,9 +111,11 @@ def test_cli_run_fills_the_unified_json(cli):
     assert rt["reference"].endswith("gelu_torch.py")
     assert (rt["verify"]["total_cases"], rt["verify"]["passed_cases"]) == (1, 1)
     assert rt["benchmark"] is None and "no timing claims" in rt["benchmark_skipped"]
-    assert files[str(degraded)]["runtime"] == {"skipped": "lint errors: the gate runs only files that lint clean"}
+    assert files[str(degraded)]["runtime"] == {"skipped": "lint: the file is invalid, so the gate does not run it", "verdict": "skipped"}
+    assert rt["verdict"] == "passed" and files[str(clean)]["valid"] is True
     alone = cli(str(clean), "--run", "--backend", "cpu", "--seeds", "1", timeout=600)
     assert alone.rc == 0
+    assert f"{clean}: gate passed: 1/1 cases passed (mere_mare); correctness only, not timed" in alone.stdout
 
 
 def test_cli_run_reports_a_failing_gate_and_missing_devices(cli, tmp_path):
@@ -122,9 +124,52 @@ def test_cli_run_reports_a_failing_gate_and_missing_devices(cli, tmp_path):
     shutil.copy(GELU / "gelu_torch.py", tmp_path / "gelu_torch.py")
     run = cli(str(sub), "--run", "--backend", "cpu", "--seeds", "1", "--json", timeout=600)
     assert run.rc == 1
+    assert run.json["valid"] is False and run.json["files"][0]["valid"] is False  # the gate is part of the verdict
+    assert run.json["summary"]["gate_failures"] == 1 and run.json["summary"]["invalid"] == 1
     rt = run.json["files"][0]["runtime"]
+    assert rt["verdict"] == "incorrect" and rt["why"].startswith("0/1 cases passed (mere_mare); case 1: MismatchError")
     assert rt["reference"] == str(tmp_path / "gelu_torch.py")  # seed 002's naming, beside the file
     assert rt["verify"]["failures"][0]["error_type"] == "MismatchError"
     assert "verification failed" in rt["benchmark_skipped"]
     npu = cli(str(sub), "--run-npu")
     assert npu.rc == 2 and npu.stderr.strip() == "tritonlint: error: --run-npu: torch_npu is not installed"
+
+
+def test_cli_run_text_never_says_all_checks_passed_for_a_failing_gate(cli, tmp_path):
+    sub = tmp_path / "gelu_triton_ascend_impl.py"
+    sub.write_text((GELU / "gelu_triton_ascend_impl.py").read_text().replace("0.5 * x", "0.25 * x"))
+    shutil.copy(GELU / "gelu_torch.py", tmp_path / "gelu_torch.py")
+    run = cli(str(sub), "--run", "--backend", "cpu", "--seeds", "1", timeout=600)
+    assert run.rc == 1 and "All checks passed" not in run.stdout
+    assert f"{sub}: gate incorrect: 0/1 cases passed (mere_mare); case 1: MismatchError" in run.stdout
+    assert f"{sub}: invalid: runtime gate: incorrect" in run.stdout
+    assert run.stdout.strip().endswith("1 of 1 file invalid (1 file checked).")
+
+
+def test_cli_run_without_a_usable_reference_is_a_usage_error(cli, tmp_path):
+    """No reference, a missing one, one that does not parse, lacks get_inputs, or raises: exit 2, one line."""
+    sub = tmp_path / "gelu_triton_ascend_impl.py"
+    shutil.copy(GELU / "gelu_triton_ascend_impl.py", sub)
+    lone = tmp_path / "lone"
+    lone.mkdir()
+    shutil.copy(sub, lone / "mykernel.py")
+
+    def one_line_error(run, *needles):
+        assert run.rc == 2, run.stdout + run.stderr
+        lines = run.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("tritonlint: error: ") and "Traceback" not in run.stderr, run.stderr
+        assert all(n in lines[0] for n in needles), lines[0]
+        assert "All checks passed" not in run.stdout
+
+    one_line_error(cli(str(lone / "mykernel.py"), "--run", "--backend", "cpu"), str(lone / "mykernel.py"), "no reference task found")
+    one_line_error(cli(str(sub), "--run", "--backend", "cpu", "--reference", str(tmp_path / "nope.py")), "nope.py", "not found")
+    broken = tmp_path / "broken_torch.py"
+    broken.write_text("import torch\n\nclass Model(torch.nn.Module):\n    def forward(self, x)\n        return x\n")
+    one_line_error(cli(str(sub), "--run", "--backend", "cpu", "--reference", str(broken)), f"{broken}:4:", "does not parse")
+    partial = tmp_path / "partial_torch.py"
+    partial.write_text("import torch\n\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x\n")
+    one_line_error(cli(str(sub), "--run", "--backend", "cpu", "--reference", str(partial)), str(partial), "get_inputs")
+    raising = tmp_path / "raising_torch.py"
+    raising.write_text((GELU / "gelu_torch.py").read_text() + "\nraise RuntimeError('the task file is broken')\n")
+    one_line_error(cli(str(sub), "--run", "--backend", "cpu", "--seeds", "1", "--reference", str(raising), timeout=600),
+                   str(raising), "RuntimeError", "the task file is broken")

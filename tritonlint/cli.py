@@ -112,6 +112,9 @@ def _main(argv: list[str]) -> int:
         print(f"tritonlint: error: {e}", file=sys.stderr)
         return EXIT_USAGE
     results = lint_many(files, config, args.jobs, fix_mode)
+    if args.entry_class and results and not any(r.has_entry for r in results):
+        print(f"tritonlint: error: --entry-class {args.entry_class}: no checked file defines class {args.entry_class}", file=sys.stderr)
+        return EXIT_USAGE
     if args.run or args.run_npu:
         failed_gate = _run_gate(results, args)
         if failed_gate is None:
@@ -158,27 +161,30 @@ def exit_code(results, fail_on: str, diff: bool = False) -> int:
 
 
 def _run_gate(results, args) -> bool | None:
-    """Fill files[].runtime; None (after one clear line) when no usable backend."""
+    """Fill files[].runtime; None (after one clear line on stderr) when the gate cannot run:
+    no runtime extra, no usable backend, or a missing or broken reference task."""
     try:
         from tritonlint.runtime_check.backends import BackendUnavailable, get_backend
-        from tritonlint.runtime_check.gate import run_gate
+        from tritonlint.runtime_check.gate import GateError, reference_for, run_gate
     except ImportError as e:
         print(f"tritonlint: error: --run needs the runtime extra (pip install 'tritonlint[runtime]'): {e.name} is missing", file=sys.stderr)
         return None
-    try:
-        backend = get_backend("npu" if args.run_npu else args.backend)
-    except BackendUnavailable as e:
-        print(f"tritonlint: error: {e}", file=sys.stderr)
-        return None
-    from tritonlint.engine import SKIPPED
+    from tritonlint.engine import OK, SKIPPED
 
     opts = GateOptions(reference=args.reference, timeout=args.timeout, seeds=args.seeds,
                        policy="exact" if args.non_compute else args.tolerance, probe_state=args.probe_state,
                        fresh_cache=args.fresh_cache, operators=args.operators)
-    for r in results:
-        if r.status == "error":
-            continue
-        r.runtime = run_gate(r.path, r.valid, r.status == SKIPPED, backend, opts)
+    try:
+        for r in results:  # every reference is checked before anything runs
+            if r.status == OK and r.valid:
+                reference_for(r.path, opts)
+        backend = get_backend("npu" if args.run_npu else args.backend)
+        for r in results:
+            if r.status != "error":
+                r.runtime = run_gate(r.path, r.valid, r.status == SKIPPED, backend, opts)
+    except (GateError, BackendUnavailable) as e:
+        print(f"tritonlint: error: {e}", file=sys.stderr)
+        return None
     return True
 
 

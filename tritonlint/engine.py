@@ -43,6 +43,7 @@ class FileResult:
     encoding: str = "utf-8"
     fixes_applied: int = 0
     diff: str | None = None
+    has_entry: bool = False  # the file defines the entry class (ModelNew, or --entry-class)
 
     @property
     def valid(self) -> bool:
@@ -184,8 +185,8 @@ def lint_module(module: cst.Module, text: str, path: str, config: Config) -> Fil
     if model.entry_class is None and not model.uses_triton:
         return FileResult(path, SKIPPED, NOT_A_SUBMISSION)
     ctx = Context(model, config, path)
-    result = FileResult(path)
-    library = model.entry_class is None  # kernels and wrappers, no entry class: kernel checks only
+    result = FileResult(path, has_entry=model.entry_class is not None)
+    library = not result.has_entry  # kernels and wrappers, no entry class: kernel checks only
     by_rule: list[tuple[Rule, list[Diagnostic]]] = []
     for rule_cls in all_rules():
         rule = rule_cls()

@@ -111,8 +111,9 @@ def write_text(results: Sequence[FileResult], report: dict, out: IO[str], color:
             style = "red" if d.severity == ERROR else "yellow"
             mark = " [*]" if d.fix_json is not None else ""
             lines.append((style, f"{r.path}:{d.line}:{d.col}: {d.code}{mark} {d.message}"))
-        if r.runtime and "lines" in r.runtime:
-            lines += [("", f"{r.path}: {text}") for text in r.runtime["lines"]]
+        if r.runtime and r.runtime.get("why"):  # the gate ran: its verdict and why, or speedup and times
+            passed = r.runtime["verdict"] == "passed"
+            lines.append(("green" if passed else "red", f"{r.path}: gate {r.runtime['verdict']}: {r.runtime['why']}"))
         why = verdict_line(r)
         if why:
             lines.append(("red", why))
