@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from tritonlint.compute import compute_sites
+from tritonlint.compute import anchor, compute_sites
 from tritonlint.unverified import torch_values, unverified_calls
 from tritonlint.rule import DEGRADATION, Context, Diagnostic, Rule
 
@@ -136,11 +136,11 @@ class TorchComputeInForward(Rule):
             where = "" if f is m.entry else f" (in `{f.qualname}`, reached from {m.entry.qualname})"
             for site in compute_sites(m, f, extra):
                 reported.add(id(site.node))
-                yield self.report(site.node, f"`{site.call}` {site.says} on the forward path{where}", call=site.call, reason=site.reason)
+                yield self.report(site.anchor, f"`{site.call}` {site.says} on the forward path{where}", call=site.call, reason=site.reason)
             for call, text in unverified_calls(m, f, reported):
                 reported.add(id(call))
                 reported.update(id(a.value) for a in call.args)
-                yield self.report(call, f"`{text}` cannot be verified as Triton: the analysis cannot tell what it runs on these tensors{where}",
+                yield self.report(anchor(call), f"`{text}` cannot be verified as Triton: the analysis cannot tell what it runs on these tensors{where}",
                                   call=text, reason="call the analysis cannot resolve, made on tensors")
         seen = {id(f) for f in m.host_reachable()}
         setup = [m.module_function] + [f for f in m.construction_path() if id(f) not in seen]

@@ -87,4 +87,4 @@ class PrecomputedGlobal(Rule):
     def run(self, ctx: Context) -> Iterator[Diagnostic]:
         m = ctx.model
         for site in compute_sites(m, m.module_function, ctx.config.allow_glue):
-            yield self.report(site.node, f"`{site.call}` {site.says} at import time")
+            yield self.report(site.anchor, f"`{site.call}` {site.says} at import time")

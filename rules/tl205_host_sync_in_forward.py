@@ -99,4 +99,4 @@ class HostSyncInForward(Rule):
                 fix = remove_statement(m, call, "remove the synchronize() statement")
                 yield self.report(call, f"`{m.module.code_for_node(func).strip()}()` stalls the host until the device is idle", fix=fix)
             elif isinstance(func, cst.Attribute) and func.attr.value in _SYNC_METHODS and m.is_tensor(func.value, site.scope):
-                yield self.report(call, f"`.{func.attr.value}()` copies a device tensor to the host and waits for it")
+                yield self.report(func.attr, f"`.{func.attr.value}()` copies a device tensor to the host and waits for it")

@@ -37,5 +37,5 @@ def test_github_annotations():
     run = run_cli(str(SUBMISSIONS / "type3_08_operators.py"), "--format", "github")
     lines = run.stdout.splitlines()
     assert run.rc == 1 and len(lines) == 3
-    assert lines[0].startswith("::error file=") and ",line=24,col=13," in lines[0]
+    assert lines[0].startswith("::error file=") and ",line=24,col=27," in lines[0]
     assert "title=TL003 torch-compute-in-forward::TL003 `@` on tensors runs in PyTorch" in lines[0]

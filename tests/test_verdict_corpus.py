@@ -36,3 +36,20 @@ def test_evasion(report, path):
     entry = report[str(path)]
     assert entry["valid"] is False
     assert _found(entry) == expected_findings(path.read_text())
+
+
+def test_one_finding_per_position_and_code():
+    """Every file the repository carries: a position never holds the same code twice (`a * b * c`
+    reports each `*` at its own operator; `x.pow(2).mean()` each method at its name)."""
+    from conftest import EXAMPLES, ROOT
+
+    run = run_cli("--json", "--isolated", "-j", "2", str(ROOT / "cases"), str(EXAMPLES), str(FIXTURES))
+    repeated = []
+    for f in run.json["files"]:
+        seen = set()
+        for d in f["diagnostics"]:
+            key = (d["line"], d["col"], d["code"])
+            if key in seen:
+                repeated.append((f["path"], key))
+            seen.add(key)
+    assert repeated == []

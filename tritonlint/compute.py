@@ -18,10 +18,22 @@ from tritonlint.model import ModuleModel
 
 
 class ComputeSite(NamedTuple):
-    node: cst.CSTNode
+    node: cst.CSTNode  # the call or operation
     call: str  # the source text of the callee or operator
     reason: str  # seed 002's wording, for `checks.no_forbidden_torch_ops.violations`
     says: str  # completes "`{call}` ...", e.g. "runs in PyTorch"
+    anchor: cst.CSTNode  # where to report it: its own token, so `a * b * c` gives two positions, not one twice
+
+
+def anchor(node: cst.CSTNode) -> cst.CSTNode:
+    """The token that names what runs: the operator of an operation, the method of `x.f(...)`."""
+    if isinstance(node, (cst.BinaryOperation, cst.AugAssign)):
+        return node.operator  # (a unary operation starts at its operator already)
+    if isinstance(node, cst.Comparison):
+        return node.comparisons[0].operator
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        return node.func.attr
+    return node
 
 
 class _Why(NamedTuple):
@@ -37,32 +49,32 @@ def compute_sites(m: ModuleModel, f: Function, extra: frozenset[str] = frozenset
     for call, scope in f.nodes(cst.Call):
         why = _call_why(m, call, scope, extra)
         if why:
-            yield ComputeSite(call, code(call.func).strip(), why.reason, why.says)
+            yield ComputeSite(call, code(call.func).strip(), why.reason, why.says, anchor(call))
     for op, scope in f.nodes(cst.BinaryOperation):
         if m.is_tensor(op.left, scope) or m.is_tensor(op.right, scope):
             sym = code(op.operator).strip()
-            yield ComputeSite(op, sym, f"tensor operator `{sym}` runs a PyTorch kernel", f"on tensors {_RUNS}")
+            yield ComputeSite(op, sym, f"tensor operator `{sym}` runs a PyTorch kernel", f"on tensors {_RUNS}", anchor(op))
     for op, scope in f.nodes(cst.UnaryOperation):
         if not isinstance(op.operator, cst.Not) and m.is_tensor(op.expression, scope):
             sym = code(op.operator).strip()
-            yield ComputeSite(op, sym, f"tensor operator `{sym}` runs a PyTorch kernel", f"on a tensor {_RUNS}")
+            yield ComputeSite(op, sym, f"tensor operator `{sym}` runs a PyTorch kernel", f"on a tensor {_RUNS}", anchor(op))
     for op, scope in f.nodes(cst.Comparison):
         if m.is_tensor(op, scope):
             sym = code(op.comparisons[0].operator).strip()
-            yield ComputeSite(op, sym, f"tensor comparison `{sym}` runs a PyTorch kernel", f"comparing tensors {_RUNS}")
+            yield ComputeSite(op, sym, f"tensor comparison `{sym}` runs a PyTorch kernel", f"comparing tensors {_RUNS}", anchor(op))
     for op, scope in f.nodes(cst.AugAssign):
         if m.is_tensor(op.target, scope) or m.is_tensor(op.value, scope):
             sym = code(op.operator).strip()
-            yield ComputeSite(op, sym, f"in-place tensor operator `{sym}` runs a PyTorch kernel", f"on a tensor {_RUNS}")
+            yield ComputeSite(op, sym, f"in-place tensor operator `{sym}` runs a PyTorch kernel", f"on a tensor {_RUNS}", anchor(op))
     for sub, scope, value in f.subscript_stores:
         if m.is_tensor(sub.value, scope) and not _scalar_into_element(m, sub, value, scope):
             yield ComputeSite(sub, code(sub).strip() + " = ...", "indexed write into a tensor runs a PyTorch kernel",
-                              f"(an indexed write into a tensor) {_RUNS}")
+                              f"(an indexed write into a tensor) {_RUNS}", anchor(sub))
     for sub, scope in f.nodes(cst.Subscript):
         if m.is_tensor(sub.value, scope) and any(
             isinstance(el.slice, cst.Index) and m.is_tensor(el.slice.value, scope) for el in sub.slice
         ):
-            yield ComputeSite(sub, code(sub).strip(), "indexing with a tensor gathers in PyTorch", f"(a gather by a tensor index) {_RUNS}")
+            yield ComputeSite(sub, code(sub).strip(), "indexing with a tensor gathers in PyTorch", f"(a gather by a tensor index) {_RUNS}", anchor(sub))
 
 
 def _scalar_into_element(m: ModuleModel, sub: cst.Subscript, value, scope: Scope) -> bool:
