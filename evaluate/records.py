@@ -137,11 +137,16 @@ class Record:
         return out
 
 
+_EVAL_STATUS = {"passed": "passed", "incorrect": "incorrect", "timeout": "timeout", "skipped": "not_run"}
+
+
 def run_status(run: dict) -> str:
     """One gate run's outcome: passed, incorrect, timeout, failed, or not_run."""
     if "error" in run:
         return "failed"
-    v = run.get("verify")
+    if "verdict" in run:  # the gate's own verdict, the one the CLI reports (timing failures included)
+        return _EVAL_STATUS.get(run["verdict"], "failed")
+    v = run.get("verify")  # runs/ written before the gate gave a verdict
     if v is None:
         return "not_run"
     types = {f["error_type"] for f in v.get("failures", [])}

@@ -295,3 +295,14 @@ def test_the_same_gate_options_give_the_same_resume_key():
                                   "operators": False, "fresh_cache": False}
     probed = GateOptions(reference="task.py", seeds=1, probe_state=True)
     assert GateOptions.from_json(probed.to_json(), reference="task.py") == probed
+
+
+def test_eval_status_follows_the_gate_verdict():
+    """A run that verified but failed its timing (work on another stream) is not `passed` in eval either."""
+    from tritonlint.evaluate.records import run_status
+
+    verified = {"total_cases": 3, "passed_cases": 3, "failures": []}
+    assert run_status({"verify": verified, "verdict": "untimed_work"}) == "failed"
+    assert run_status({"verify": verified, "verdict": "passed"}) == "passed"
+    assert run_status({"verify": verified, "verdict": "incorrect"}) == "incorrect"
+    assert run_status({"verify": verified}) == "passed"  # runs/ from before the verdict existed
