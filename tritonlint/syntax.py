@@ -58,3 +58,17 @@ def dotted(node: cst.BaseExpression) -> str | None:
         parts.append(node.value)
         return ".".join(reversed(parts))
     return None
+
+
+def constant_truth(expr: cst.BaseExpression) -> bool | None:
+    """True/False for a test whose value is fixed in the source (`if False:`, `if 0:`), else None."""
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
+        return expr.value == "True"
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return bool(expr.evaluated_value)
+    if isinstance(expr, cst.SimpleString):
+        return bool(expr.evaluated_value)
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+        inner = constant_truth(expr.expression)
+        return None if inner is None else not inner
+    return None

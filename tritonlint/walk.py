@@ -14,7 +14,7 @@ import libcst as cst
 
 from tritonlint.bindings import RECORDED, Binding, BindingKind, ClassInfo, Function, Scope, ScopeKind
 from tritonlint.names import Names
-from tritonlint.syntax import children, dotted, iter_subtree
+from tritonlint.syntax import children, constant_truth, dotted, iter_subtree
 
 _RECORDED = frozenset(RECORDED)
 
@@ -280,20 +280,6 @@ def _h_for(b: _Builder, node: cst.For, fn, scope) -> bool:
     for c in (node.iter, node.body, node.orelse):
         b.push(c, fn, scope)
     return False
-
-
-def constant_truth(expr: cst.BaseExpression) -> bool | None:
-    """True/False for a test whose value is fixed in the source (`if False:`, `if 0:`), else None."""
-    if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
-        return expr.value == "True"
-    if isinstance(expr, (cst.Integer, cst.Float)):
-        return bool(expr.evaluated_value)
-    if isinstance(expr, cst.SimpleString):
-        return bool(expr.evaluated_value)
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
-        inner = constant_truth(expr.expression)
-        return None if inner is None else not inner
-    return None
 
 
 def _h_if(b: _Builder, node: cst.If, fn, scope) -> bool:
