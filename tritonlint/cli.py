@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
 import time
+
+import tritonlint
 
 from tritonlint.runtime_check.options import BACKENDS, DEFAULTS, POLICIES, GateOptions  # torch-free: linting never imports the gate
 
@@ -20,7 +23,9 @@ def _parser() -> argparse.ArgumentParser:
         epilog="Also: `tritonlint rules` lists the catalog, `tritonlint explain CODE` prints one rule's doc, "
                "`tritonlint eval DIR` evaluates many submissions (see `tritonlint eval --help`).",
     )
-    p.add_argument("paths", nargs="+", metavar="PATH", help="files or folders (folders: every *.py below)")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files or folders (folders: every *.py below); - reads standard input")
+    p.add_argument("--version", action="version", version=f"tritonlint {tritonlint.__version__}")
+    p.add_argument("--stdin-filename", metavar="PATH", help="the name of the file read from standard input (-)")
     p.add_argument("--json", action="store_true", help="same as --format json")
     p.add_argument("--format", choices=("text", "json", "sarif", "github"), default=None)
     p.add_argument("--fix", action="store_true", help="apply safe fixes in place")
@@ -34,8 +39,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--entry-class", default=None, help="class whose forward is the entry point (default ModelNew)")
     p.add_argument("-j", "--jobs", type=int, default=0, metavar="N", help="worker processes (0 = one per CPU)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the report here instead of stdout")
-    p.add_argument("--fail-on", choices=FAIL_ON, default="error",
+    p.add_argument("--fail-on", choices=FAIL_ON, default=None,
                    help="exit 1 for invalid files and findings of this severity or worse (default: error; never: always 0)")
+    p.add_argument("--exit-zero", action="store_true", help="exit 0 whatever is found (= --fail-on never)")
+    p.add_argument("-q", "--quiet", action="store_true", help="print the findings and nothing else")
+    p.add_argument("--statistics", action="store_true", help="print how many findings each code has, instead of each finding")
+    p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                   help="colour the text output (auto: on a terminal; NO_COLOR and FORCE_COLOR are honoured)")
     run = p.add_argument_group("runtime gate (lint-clean files only; needs the [runtime] extra)")
     run.add_argument("--run", action="store_true", help="verify against the reference task, then benchmark")
     run.add_argument("--run-npu", action="store_true", help="same as --run --backend npu")
@@ -78,6 +88,14 @@ def _main(argv: list[str]) -> int:
         return _cmd_explain(argv[1:])
     args = _parser().parse_args(argv)  # exits 2 on usage errors
     fmt = "json" if args.json else (args.format or "text")
+    if args.exit_zero and args.fail_on not in (None, "never"):
+        return _usage("--exit-zero and --fail-on", f"--exit-zero says never fail, --fail-on {args.fail_on} says otherwise")
+    args.fail_on = "never" if args.exit_zero else (args.fail_on or "error")
+    stdin = args.paths == ["-"]
+    if "-" in args.paths and not stdin:
+        return _usage("-", "standard input is linted alone")
+    if stdin and (args.fix or args.unsafe_fixes) and not args.diff:
+        return _usage("--fix", "standard input cannot be fixed in place; use --diff")
     from tritonlint import config as cfg
 
     try:
@@ -106,12 +124,15 @@ def _main(argv: list[str]) -> int:
     from tritonlint.report import build_report, use_color, write_json, write_text
 
     t0 = time.perf_counter()
-    try:
-        files = discover(args.paths, config)
-    except UsageError as e:
-        print(f"tritonlint: error: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    results = lint_many(files, config, args.jobs, fix_mode)
+    if stdin:
+        results = [_lint_stdin(args.stdin_filename or "-", config, fix_mode)]
+    else:
+        try:
+            files = discover(args.paths, config)
+        except UsageError as e:
+            print(f"tritonlint: error: {e}", file=sys.stderr)
+            return EXIT_USAGE
+        results = lint_many(files, config, args.jobs, fix_mode)
     if args.entry_class and results and not any(r.has_entry for r in results):
         print(f"tritonlint: error: --entry-class {args.entry_class}: no checked file defines class {args.entry_class}", file=sys.stderr)
         return EXIT_USAGE
@@ -120,7 +141,10 @@ def _main(argv: list[str]) -> int:
         if failed_gate is None:
             return EXIT_USAGE
     report = build_report(results, (time.perf_counter() - t0) * 1e3)
-    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    try:
+        out = _open_output(args.output)
+    except OSError as e:
+        return _usage(f"-o {args.output}", f"cannot write: {e.strerror or e}")
     try:
         if args.diff and fmt == "text":
             for r in results:
@@ -136,12 +160,42 @@ def _main(argv: list[str]) -> int:
             from tritonlint.report import write_github
 
             write_github(results, out)
-        else:
-            write_text(results, report, out, color=not args.output and use_color(out))
+        elif args.statistics:
+            from tritonlint.report import write_statistics
+
+            write_statistics(results, out)
+        elif not (args.diff and args.quiet):
+            write_text(results, report, out, color=use_color(out, args.color) if not args.output else args.color == "always",
+                       quiet=args.quiet)
     finally:
         if args.output:
             out.close()
     return exit_code(results, args.fail_on, bool(args.diff))
+
+
+def _usage(what: str, why: str) -> int:
+    print(f"tritonlint: error: {what}: {why}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _open_output(path: str | None):
+    if not path:
+        return sys.stdout
+    folder = os.path.dirname(path)
+    if folder:
+        os.makedirs(folder, exist_ok=True)
+    return open(path, "w", encoding="utf-8")
+
+
+def _lint_stdin(name: str, config, fix_mode):
+    from tritonlint.engine import lint_source
+
+    result = lint_source(sys.stdin.buffer.read(), name, config)
+    if fix_mode is not None:
+        from tritonlint.fix import fix_file
+
+        result = fix_file(result, config, unsafe=fix_mode[0], write=False)
+    return result
 
 
 def exit_code(results, fail_on: str, diff: bool = False) -> int:
@@ -201,6 +255,10 @@ def _cmd_rules(argv: list[str]) -> int:
         return EXIT_USAGE
     for r in all_rules():
         print(f"{r.code}  {r.name:<28} {r.severity:<8} {r.message}")
+    from tritonlint.codes import ENGINE_CODES
+
+    for c in ENGINE_CODES:
+        print(f"{c.code}  {c.name:<28} {c.severity:<8} {c.summary}")
     return EXIT_OK
 
 
@@ -210,8 +268,15 @@ def _cmd_explain(argv: list[str]) -> int:
     if len(argv) != 1:
         print("usage: tritonlint explain CODE", file=sys.stderr)
         return EXIT_USAGE
-    r = rule_by_code(argv[0])
+    r = rule_by_code(argv[0]) or rule_by_code(argv[0].upper())
     if r is None:
+        from tritonlint.codes import ENGINE_CODES
+
+        engine = next((c for c in ENGINE_CODES if c.code == argv[0].upper()), None)
+        if engine is not None:
+            print(f"# {engine.code} {engine.name} ({engine.severity})\n\n{engine.summary}\n\n"
+                  "Reported by the engine itself, not by a rule: it has no examples and no fix.")
+            return EXIT_OK
         print(f"tritonlint: error: no rule {argv[0]!r} (see `tritonlint rules`)", file=sys.stderr)
         return EXIT_USAGE
     print(f"# {r.code} {r.name} ({r.severity})\n\n{r.message}\n\n{r.doc()}")

@@ -104,7 +104,19 @@ def verdict_line(r: FileResult) -> str | None:
     return f"{r.path}: invalid: " + "; ".join(why or ["see findings"])
 
 
-def write_text(results: Sequence[FileResult], report: dict, out: IO[str], color: bool) -> None:
+def write_statistics(results: Sequence[FileResult], out: IO[str]) -> None:
+    """`--statistics`: one line per code, most frequent first, with its fixable count."""
+    counts: dict[str, list] = {}
+    for r in results:
+        for d in r.diagnostics:
+            row = counts.setdefault(d.code, [0, 0, d.name])
+            row[0] += 1
+            row[1] += d.fix_json is not None
+    for code, (n, fixable, name) in sorted(counts.items(), key=lambda kv: (-kv[1][0], kv[0])):
+        out.write(f"{n:>5}  {code}  {'[*]' if fixable else '   '} {name}\n")
+
+
+def write_text(results: Sequence[FileResult], report: dict, out: IO[str], color: bool, quiet: bool = False) -> None:
     lines: list[tuple[str, str]] = []  # (style, text)
     for r in results:
         for d in r.diagnostics:
@@ -117,6 +129,13 @@ def write_text(results: Sequence[FileResult], report: dict, out: IO[str], color:
         why = verdict_line(r)
         if why:
             lines.append(("red", why))
+    if not quiet:
+        lines += _summary(results, report)
+    _print(lines, out, color)
+
+
+def _summary(results: Sequence[FileResult], report: dict) -> list[tuple[str, str]]:
+    lines: list[tuple[str, str]] = []
     s = report["summary"]
     checked = s["files"] - s["skipped"]
     tail = _plural(checked, "file") + " checked" + (f", {s['skipped']} skipped" if s["skipped"] else "")
@@ -133,13 +152,22 @@ def write_text(results: Sequence[FileResult], report: dict, out: IO[str], color:
     fixed = sum(r.fixes_applied for r in results)
     if fixed:
         lines.append(("green", f"Fixed {fixed} finding{'s' * (fixed != 1)}."))
-    if s["fixable"]:
-        lines.append(("", f"{s['fixable']} fixable with --fix (or --unsafe-fixes) [*]."))
+    fixes = [d.fix_json["applicability"] for r in results for d in r.diagnostics if d.fix_json is not None]
+    safe, unsafe = fixes.count("safe"), fixes.count("unsafe")
+    if safe or unsafe:
+        parts = [f"{safe} fixable with `--fix`"] if safe else []
+        if unsafe:
+            parts.append(f"{unsafe} {'more ' if safe else ''}with `--unsafe-fixes`")
+        lines.append(("", ", ".join(parts) + " [*]."))
+    return lines
+
+
+def _print(lines: list[tuple[str, str]], out: IO[str], color: bool) -> None:
     if color:
         from rich.console import Console
         from rich.text import Text
 
-        console = Console(file=out, highlight=False, soft_wrap=True)
+        console = Console(file=out, highlight=False, soft_wrap=True, force_terminal=True, no_color=False)  # the caller decided
         for style, text in lines:
             console.print(Text(text, style=style))
     else:
@@ -147,11 +175,16 @@ def write_text(results: Sequence[FileResult], report: dict, out: IO[str], color:
             out.write(text + "\n")
 
 
-def use_color(stream: IO[str] = sys.stdout) -> bool:
+def use_color(stream: IO[str] = sys.stdout, mode: str = "auto") -> bool:
+    """--color: always/never as said; auto: NO_COLOR turns it off, FORCE_COLOR on, else a terminal decides."""
     import os
 
+    if mode != "auto":
+        return mode == "always"
     if os.environ.get("NO_COLOR"):
         return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
     return bool(getattr(stream, "isatty", lambda: False)())
 
 

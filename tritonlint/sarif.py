@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
+from urllib.parse import quote
 from typing import IO, Sequence
 
 import tritonlint
@@ -16,8 +18,13 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
 def _uri(path: str) -> str:
-    rel = os.path.relpath(path) if not path.startswith("..") else path
-    return rel.replace(os.sep, "/")
+    """A URI reference: relative to the working folder when the file is below it, else file:///...,
+    percent-encoded either way (a space or a non-ASCII letter must not break a SARIF consumer)."""
+    absolute = os.path.abspath(path)
+    rel = os.path.relpath(absolute)
+    if rel.startswith(".."):
+        return Path(absolute).as_uri()
+    return quote(rel.replace(os.sep, "/"))
 
 
 def _rules() -> list[dict]:

@@ -8,6 +8,9 @@ import re
 import tokenize
 
 _DIRECTIVE = re.compile(r"#\s*tritonlint:\s*(ignore-file|ignore)\b(?:\[([A-Za-z0-9,\s]*)\])?")
+# `# noqa: TL205` (flake8/ruff style) means `# tritonlint: ignore[TL205]`; a noqa that names no TL
+# code belongs to another tool, and a bare `# noqa` is not taken as "ignore everything".
+_NOQA = re.compile(r"#\s*noqa\s*:\s*([A-Za-z0-9,\s]+)", re.IGNORECASE)
 
 
 @dataclasses.dataclass
@@ -19,7 +22,7 @@ class Suppression:
 
 
 def parse(text: str) -> list[Suppression]:
-    if "tritonlint:" not in text:  # the common case costs one substring search
+    if "tritonlint:" not in text and "noqa" not in text.lower():  # the common case: one substring search
         return []
     out: list[Suppression] = []
     lines = text.splitlines()
@@ -31,11 +34,17 @@ def parse(text: str) -> list[Suppression]:
         if tok.type != tokenize.COMMENT:
             continue
         m = _DIRECTIVE.search(tok.string)
-        if not m:
-            continue
-        codes = frozenset(c.strip().upper() for c in (m.group(2) or "").split(",") if c.strip()) or None
+        if m:
+            kind = m.group(1)
+            codes = frozenset(c.strip().upper() for c in (m.group(2) or "").split(",") if c.strip()) or None
+        else:
+            noqa = _NOQA.search(tok.string)
+            ours = frozenset(c for c in re.split(r"[,\s]+", noqa.group(1).upper()) if c.startswith("TL")) if noqa else None
+            if not ours:
+                continue
+            kind, codes = "ignore", ours
         line = tok.start[0]
-        if m.group(1) == "ignore-file":
+        if kind == "ignore-file":
             out.append(Suppression(line, None, codes))
             continue
         target = line
