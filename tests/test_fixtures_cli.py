@@ -53,6 +53,11 @@ def test_single_file_top_level_is_seed_002(cli):
     assert v["violations"] == [{"line": 26, "call": "F.softmax", "reason": "torch.nn.functional.softmax computes in PyTorch"}]
     assert "Type 3" in r["suggestion"]
     assert r["files"][0]["runtime"] is None
+    # seed 002's shape, plus our keys: the top level is unchanged, checks only gains keys
+    assert set(r) == {"schema_version", "tool", "valid", "regression_type", "checks", "suggestion", "files", "summary"}
+    assert set(checks) == {"triton_kernel_exists", "kernel_called_from_forward", "no_forbidden_torch_ops",
+                           "kernel_not_placeholder", "no_forbidden_module_wide_ops", "no_dynamic_attr_evasion",
+                           "no_host_math_fallback", "no_host_sync_risk", "no_measurement_gaming"}
 
 
 def test_clean_file_exit_zero(cli):
