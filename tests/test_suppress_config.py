@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
 import textwrap
 
 from conftest import SUBMISSIONS, run_cli
@@ -105,3 +106,36 @@ def test_bad_config_is_a_clear_usage_error(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.tritonlint\n')
     run = run_cli("a.py", cwd=tmp_path)
     assert run.rc == 2 and "pyproject.toml" in run.stderr
+
+
+def test_each_file_takes_the_nearest_config_above_it(tmp_path):
+    """Run from a parent folder (a monorepo): the project's [tool.tritonlint] still applies, and a
+    pyproject.toml without the table on the way up does not hide it."""
+    project = tmp_path / "repo" / "kernels"
+    (project / "sub").mkdir(parents=True)
+    (tmp_path / "repo" / "pyproject.toml").write_text('[tool.tritonlint]\nignore = ["TL304"]\n')
+    (project / "pyproject.toml").write_text('[project]\nname = "kernels"\n')
+    (project / "sub" / "s.py").write_text(WARNS)
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    (other / "s.py").write_text(WARNS)
+    run = run_cli(str(tmp_path / "repo"), str(other), "--json", cwd=tmp_path)
+    by_file = {f["path"]: sorted({d["code"] for d in f["diagnostics"]}) for f in run.json["files"]}
+    assert "TL304" not in by_file[str(project / "sub" / "s.py")] and "TL304" in by_file[str(other / "s.py")]
+    explicit = run_cli(str(other / "s.py"), "--json", "--config", str(tmp_path / "repo" / "pyproject.toml"), cwd=tmp_path)
+    assert "TL304" not in {d["code"] for d in explicit.json["files"][0]["diagnostics"]}
+
+
+def test_excludes_gitignore_and_force_exclude(tmp_path):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "pyproject.toml").write_text('[tool.tritonlint]\nexclude = ["generated/*"]\n')
+    (tmp_path / ".gitignore").write_text("scratch.py\n")
+    (tmp_path / "generated").mkdir()
+    for name in ("keep.py", "scratch.py", "generated/gen.py"):
+        (tmp_path / name).write_text(WARNS)
+    walked = run_cli(".", "--json", cwd=tmp_path)
+    assert sorted(f["path"] for f in walked.json["files"]) == ["./keep.py"]
+    named = run_cli("generated/gen.py", "scratch.py", "--json", cwd=tmp_path)  # named files are linted as named...
+    assert sorted(f["path"] for f in named.json["files"]) == ["generated/gen.py", "scratch.py"]
+    forced = run_cli("generated/gen.py", "keep.py", "--json", "--force-exclude", cwd=tmp_path)  # ...unless forced
+    assert [f["path"] for f in forced.json["files"]] == ["keep.py"]

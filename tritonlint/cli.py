@@ -36,6 +36,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--select", default="", help="comma-separated code prefixes to check (default: all)")
     p.add_argument("--ignore", default="", help="comma-separated code prefixes to skip")
     p.add_argument("--exclude", action="append", default=[], metavar="GLOB", help="skip matching paths in folders")
+    p.add_argument("--force-exclude", action="store_true", help="apply the excludes to files named on the command line too")
     p.add_argument("--entry-class", default=None, help="class whose forward is the entry point (default ModelNew)")
     p.add_argument("-j", "--jobs", type=int, default=0, metavar="N", help="worker processes (0 = one per CPU)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the report here instead of stdout")
@@ -97,42 +98,28 @@ def _main(argv: list[str]) -> int:
     if stdin and (args.fix or args.unsafe_fixes) and not args.diff:
         return _usage("--fix", "standard input cannot be fixed in place; use --diff")
     from tritonlint import config as cfg
-
-    try:
-        base = cfg.load(None if args.isolated else (args.config or cfg.find_pyproject(".")))
-    except cfg.ConfigError as e:
-        print(f"tritonlint: error: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    overrides: dict = {}
-    try:
-        if args.select:
-            overrides["select"] = cfg.check_codes(_codes(args.select), "--select")
-        if args.ignore:
-            overrides["ignore"] = base.ignore + cfg.check_codes(_codes(args.ignore), "--ignore")
-    except cfg.ConfigError as e:
-        print(f"tritonlint: error: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    if args.entry_class:
-        overrides["entry_class"] = args.entry_class
-    if args.exclude:
-        overrides["exclude"] = base.exclude + tuple(args.exclude)
-    config = dataclasses.replace(base, **overrides)
-    fix_mode = None
-    if args.fix or args.unsafe_fixes or args.diff:
-        fix_mode = (args.unsafe_fixes, not args.diff)
     from tritonlint.files import UsageError, discover, lint_many
     from tritonlint.report import build_report, use_color, write_json, write_text
 
-    t0 = time.perf_counter()
-    if stdin:
-        results = [_lint_stdin(args.stdin_filename or "-", config, fix_mode)]
-    else:
-        try:
-            files = discover(args.paths, config)
-        except UsageError as e:
-            print(f"tritonlint: error: {e}", file=sys.stderr)
-            return EXIT_USAGE
-        results = lint_many(files, config, args.jobs, fix_mode)
+    try:
+        select = cfg.check_codes(_codes(args.select), "--select") if args.select else None
+        ignore = cfg.check_codes(_codes(args.ignore), "--ignore")
+
+        def on_top(base: cfg.Config) -> cfg.Config:  # the command line's flags over a file's config
+            return dataclasses.replace(base, select=select if select is not None else base.select, ignore=base.ignore + ignore,
+                                       entry_class=args.entry_class or base.entry_class, exclude=base.exclude + tuple(args.exclude))
+
+        config_for = cfg.PerFile(args.config, args.isolated, on_top)
+        fix_mode = (args.unsafe_fixes, not args.diff) if (args.fix or args.unsafe_fixes or args.diff) else None
+        t0 = time.perf_counter()
+        if stdin:
+            name = args.stdin_filename or "-"
+            results = [_lint_stdin(name, config_for(name if args.stdin_filename else "."), fix_mode)]
+        else:
+            results = lint_many(discover(args.paths, config_for, args.force_exclude), config_for, args.jobs, fix_mode)
+    except (cfg.ConfigError, UsageError) as e:
+        print(f"tritonlint: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
     if args.entry_class and results and not any(r.has_entry for r in results):
         print(f"tritonlint: error: --entry-class {args.entry_class}: no checked file defines class {args.entry_class}", file=sys.stderr)
         return EXIT_USAGE

@@ -54,15 +54,44 @@ _KEYS = {
 
 
 def find_pyproject(start: str) -> str | None:
+    """The nearest pyproject.toml at or above `start` that has a [tool.tritonlint] table (as ruff
+    finds its own): a monorepo's other pyproject.toml files do not hide the project's settings."""
     d = os.path.abspath(start)
     while True:
         candidate = os.path.join(d, "pyproject.toml")
-        if os.path.isfile(candidate):
+        if os.path.isfile(candidate) and _has_table(candidate):
             return candidate
         parent = os.path.dirname(d)
         if parent == d:
             return None
         d = parent
+
+
+def _has_table(path: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return "tritonlint" in tomllib.load(f).get("tool", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return True  # let load() report it, with the file's name
+
+
+class PerFile:
+    """Each file's config: `--config` for all, nothing with `--isolated`, else the nearest
+    pyproject.toml with a [tool.tritonlint] table above the file; then the CLI's flags on top."""
+
+    def __init__(self, explicit: str | None, isolated: bool, overrides) -> None:
+        self._fixed = Config() if isolated else (load(explicit) if explicit else None)
+        self._overrides = overrides  # Config -> Config: the command line's select/ignore/exclude/...
+        self._by_dir: dict[str, Config] = {}
+
+    def __call__(self, path: str) -> Config:
+        if self._fixed is not None:
+            return self._overrides(self._fixed)
+        folder = os.path.dirname(os.path.abspath(path)) if not os.path.isdir(path) else os.path.abspath(path)
+        hit = self._by_dir.get(folder)
+        if hit is None:
+            hit = self._by_dir[folder] = self._overrides(load(find_pyproject(folder)))
+        return hit
 
 
 def known_codes() -> tuple[str, ...]:

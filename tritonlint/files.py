@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from typing import Iterable
+import subprocess
+from typing import Callable, Iterable
 
 from tritonlint.config import Config
 from tritonlint.engine import FileResult, lint_path
@@ -17,30 +18,60 @@ class UsageError(Exception):
     pass
 
 
-def discover(paths: Iterable[str], config: Config) -> list[str]:
-    """Files named on the command line, plus `*.py` under named folders."""
+ConfigFor = Callable[[str], Config]  # each file's config (config.PerFile), or one Config for all
+
+
+def _config_for(config: Config | ConfigFor) -> ConfigFor:
+    return config if callable(config) else (lambda _path: config)
+
+
+def discover(paths: Iterable[str], config: Config | ConfigFor, force_exclude: bool = False) -> list[str]:
+    """Files named on the command line, plus `*.py` under named folders. A folder walk skips
+    excluded paths (each file's own config says which) and what git ignores; a named file is
+    linted as named, unless `force_exclude` (what the pre-commit hook passes)."""
+    per = _config_for(config)
     out: list[str] = []
     for p in paths:
         if os.path.isdir(p):
             found = []
             for root, dirs, files in os.walk(p):
-                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS and not _excluded(os.path.join(root, d), config))
+                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS and not _excluded(os.path.join(root, d), per))
                 for f in files:
                     full = os.path.join(root, f)
-                    if f.endswith(".py") and not _excluded(full, config):
+                    if f.endswith(".py") and not _excluded(full, per):
                         found.append(full)
-            out += sorted(found)
+            ignored = _git_ignored(p, found)
+            out += sorted(f for f in found if f not in ignored)
         elif os.path.exists(p) or os.path.islink(p):
-            out.append(p)
+            if not (force_exclude and _excluded(p, per)):
+                out.append(p)
         else:
             raise UsageError(f"{p}: no such file or directory")
     seen: set[str] = set()
     return [f for f in out if not (f in seen or seen.add(f))]
 
 
-def _excluded(path: str, config: Config) -> bool:
+def _excluded(path: str, per: ConfigFor) -> bool:
+    config = per(path)
     norm = os.path.normpath(path)
-    return any(fnmatch.fnmatch(norm, pat) or fnmatch.fnmatch(os.path.basename(norm), pat) for pat in config.exclude)
+    rel = os.path.relpath(os.path.abspath(path), os.path.abspath(config.root)).replace(os.sep, "/")
+    return any(fnmatch.fnmatch(norm, pat) or fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(os.path.basename(norm), pat)
+               for pat in config.exclude)
+
+
+def _git_ignored(folder: str, files: list[str]) -> set[str]:
+    """The files git ignores (.gitignore and friends); nothing when git or a repository is absent."""
+    if not files:
+        return set()
+    try:
+        run = subprocess.run(["git", "-C", folder, "check-ignore", "--stdin", "-z"],
+                             input="\0".join(os.path.relpath(f, folder) for f in files) + "\0",
+                             capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return set()
+    if run.returncode not in (0, 1):  # 128: not a work tree
+        return set()
+    return {os.path.join(folder, rel) for rel in run.stdout.split("\0") if rel}
 
 
 FixMode = tuple[bool, bool] | None  # (unsafe, write) or no fixing
@@ -63,16 +94,18 @@ def _lint_detached(args: tuple[str, Config, FixMode]) -> FileResult:
     return r
 
 
-def lint_many(files: list[str], config: Config, jobs: int, fix: FixMode = None, keep_trees: bool = True) -> list[FileResult]:
-    """`keep_trees=False` drops each file's CST once it is linted (what a caller that only
-    reads the findings wants: thousands of trees held at once slow everything down)."""
+def lint_many(files: list[str], config: Config | ConfigFor, jobs: int, fix: FixMode = None, keep_trees: bool = True) -> list[FileResult]:
+    """`config`: one for all files, or each file's (config.PerFile). `keep_trees=False` drops each
+    file's CST once it is linted (what a caller that only reads the findings wants: thousands of
+    trees held at once slow everything down)."""
+    per = _config_for(config)
     if jobs <= 0:
         jobs = os.cpu_count() or 1
     if jobs == 1 or len(files) < PARALLEL_FROM:
         one = lint_one if keep_trees else (lambda f, c, x: _lint_detached((f, c, x)))
-        return [one(f, config, fix) for f in files]
+        return [one(f, per(f), fix) for f in files]
     from concurrent.futures import ProcessPoolExecutor  # 30 ms of imports, only when parallel
 
     chunk = max(1, min(64, len(files) // (jobs * 8)))
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(_lint_detached, [(f, config, fix) for f in files], chunksize=chunk))
+        return list(pool.map(_lint_detached, [(f, per(f), fix) for f in files], chunksize=chunk))
