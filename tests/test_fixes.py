@@ -12,6 +12,7 @@ import pytest
 from conftest import run_cli
 from tritonlint.config import Config
 from tritonlint.engine import lint_source
+from tritonlint.examples import LAUNCH, submission
 from tritonlint.fix import fix_result
 from tritonlint.registry import all_rules
 
@@ -95,3 +96,22 @@ def test_fix_json_edits_describe_the_change():
     assert d.fix_json["applicability"] == "safe"
     [edit] = d.fix_json["edits"]
     assert edit["line"] == 7 and edit["content"] == ""
+
+
+def test_diff_is_only_the_patch_and_git_applies_it(tmp_path):
+    """--diff: stdout is a patch `git apply` takes (no ./ in its paths), the count goes to stderr as
+    'Would fix', and --json reports the unchanged file's findings with the fixes that would apply."""
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    src = submission(LAUNCH.replace("torch.empty_like(x)", "torch.zeros_like(x)").replace("return out", 'print("hi")\nreturn out'))
+    (tmp_path / "s.py").write_text(src)
+    diff = run_cli("./s.py", "--diff", "--unsafe-fixes", cwd=tmp_path)
+    assert diff.rc == 1 and diff.stdout.startswith("--- a/s.py\n+++ b/s.py\n") and "Fixed" not in diff.stdout + diff.stderr
+    assert diff.stderr.strip() == "Would fix 2 findings."
+    as_json = run_cli("s.py", "--diff", "--unsafe-fixes", "--json", cwd=tmp_path).json["files"][0]
+    plain = run_cli("s.py", "--json", cwd=tmp_path).json["files"][0]
+    assert as_json["diagnostics"] == plain["diagnostics"] and all(d["fix"] for d in plain["diagnostics"])
+    (tmp_path / "patch.diff").write_text(diff.stdout)
+    subprocess.run(["git", "apply", "patch.diff"], cwd=tmp_path, check=True)
+    assert run_cli("s.py", "--json", cwd=tmp_path).json["files"][0]["diagnostics"] == []

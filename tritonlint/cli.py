@@ -133,11 +133,14 @@ def _main(argv: list[str]) -> int:
     except OSError as e:
         return _usage(f"-o {args.output}", f"cannot write: {e.strerror or e}")
     try:
-        if args.diff and fmt == "text":
+        if args.diff and fmt == "text":  # the diff alone on stdout, so that it pipes into `git apply`
+            from tritonlint.report import write_diff_summary
+
             for r in results:
                 if r.diff:
                     out.write(r.diff)
-        if fmt == "json":
+            write_diff_summary(results, sys.stderr)
+        elif fmt == "json":
             write_json(report, out)
         elif fmt == "sarif":
             from tritonlint.sarif import write_sarif
@@ -151,7 +154,7 @@ def _main(argv: list[str]) -> int:
             from tritonlint.report import write_statistics
 
             write_statistics(results, out)
-        elif not (args.diff and args.quiet):
+        else:
             write_text(results, report, out, color=use_color(out, args.color) if not args.output else args.color == "always",
                        quiet=args.quiet)
     finally:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import os
 import warnings
 
 import libcst as cst
@@ -64,15 +65,18 @@ def fix_result(result: FileResult, config: Config, unsafe: bool) -> tuple[FileRe
 
 
 def fix_file(result: FileResult, config: Config, unsafe: bool, write: bool) -> FileResult:
-    """--fix (write=True) or --diff (write=False: the unified diff is kept on the result)."""
+    """--fix (write=True): the fixed file's result. --diff (write=False): the unchanged file's
+    result, with the unified diff `git apply` takes and how many fixes it holds (`fixes_applied`)."""
     encoding = result.encoding
     before = result.source
     fixed, code = fix_result(result, config, unsafe)
     fixed.encoding = encoding
     if before is None or code == before:
-        return fixed
+        return fixed if write else result
     if write:
         write_atomic(result.path, code, encoding)
-    else:
-        fixed.diff = "".join(difflib.unified_diff(before.splitlines(True), code.splitlines(True), f"a/{result.path}", f"b/{result.path}"))
-    return fixed
+        return fixed
+    name = os.path.normpath(result.path).replace(os.sep, "/")  # `git apply` wants a/x.py, not a/./x.py
+    result.diff = "".join(difflib.unified_diff(before.splitlines(True), code.splitlines(True), f"a/{name}", f"b/{name}"))
+    result.fixes_applied = fixed.fixes_applied
+    return result

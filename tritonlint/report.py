@@ -116,6 +116,12 @@ def write_statistics(results: Sequence[FileResult], out: IO[str]) -> None:
         out.write(f"{n:>5}  {code}  {'[*]' if fixable else '   '} {name}\n")
 
 
+def write_diff_summary(results: Sequence[FileResult], out: IO[str]) -> None:
+    """--diff: stdout holds only the diff; what it would fix goes here (stderr)."""
+    n = sum(r.fixes_applied for r in results if r.diff)
+    out.write(f"Would fix {n} finding{'s' * (n != 1)}.\n" if n else "No fixes available.\n")
+
+
 def write_text(results: Sequence[FileResult], report: dict, out: IO[str], color: bool, quiet: bool = False) -> None:
     lines: list[tuple[str, str]] = []  # (style, text)
     for r in results:
