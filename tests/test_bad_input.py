@@ -121,6 +121,7 @@ def test_broken_symlink_and_missing_path(tmp_path, cli):
     assert missing.rc == 2 and "no such file or directory" in missing.stderr
 
 
+@pytest.mark.slow
 def test_five_thousand_files_in_parallel(tmp_path, cli):
     sources = sorted(SUBMISSIONS.glob("*.py"))
     for i in range(5000):

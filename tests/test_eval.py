@@ -74,6 +74,7 @@ def png_dpi(path) -> float:
 
 
 @needs_gate
+@pytest.mark.slow
 def test_eval_end_to_end_on_cpu(tmp_path):
     subs, out = tmp_path / "subs", tmp_path / "out"
     make_set(subs)
@@ -246,6 +247,7 @@ def test_eval_without_a_device_says_so_in_one_line(tmp_path):
 
 
 @requires("ray")  # the [ray] extra
+@pytest.mark.slow
 def test_ray_engine_runs_the_same_jobs(tmp_path):
     subs, out = tmp_path / "subs", tmp_path / "out"
     for team, text in (("a", solution("gelu")), ("b", solution("gelu").replace("0.5 * x", "0.25 * x"))):

@@ -14,6 +14,7 @@ spec = importlib.util.find_spec("torch")  # finds, does not import
 TORCH_DIR = os.path.dirname(spec.origin) if spec and spec.origin else None
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(TORCH_DIR is None, reason="torch is not installed (CI installs the CPU build)")
 def test_torch_sources(tmp_path):
     out = tmp_path / "torch.json"

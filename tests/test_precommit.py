@@ -13,6 +13,7 @@ import pytest
 from conftest import EXAMPLES, ROOT, SUBMISSIONS
 
 PRE_COMMIT = [sys.executable, "-m", "pre_commit"]
+pytestmark = pytest.mark.slow  # each test builds a pre-commit environment
 
 
 def git(cwd: Path, *args: str) -> None:
