@@ -65,12 +65,22 @@ def main(argv: list[str]) -> int:
         print("tritonlint eval: error: the report needs the eval extra (pip install 'tritonlint[eval]')", file=sys.stderr)
         return USAGE_ERROR
     from tritonlint.runtime_check.backends import BackendUnavailable
+    from tritonlint.runtime_check.tasks import discover_cases
 
+    from .discover import discover_submissions
     from .outputs import write_all
     from .progress import Progress
     from .report import write_report
     from .run import EvalOptions, evaluate, is_tty
 
+    cases = discover_cases(args.cases)
+    found = discover_submissions(args.submissions, cases)
+    if not found.submissions:
+        why = [f"tritonlint eval: error: {args.submissions}: no submission fits a layout "
+               f"(<team>/<tier>/<task>.py, [<set>/]<task>/<gen>.py or {{task}}_{{impl}}.py; tasks: {', '.join(sorted(c.key for c in cases)) or 'none in ' + str(args.cases)})"]
+        why += [f"  {f}: fits no task" for f in found.unmatched]
+        print("\n".join(why), file=sys.stderr)
+        return USAGE_ERROR
     gate = GateOptions(seeds=args.seeds, timeout=args.timeout, policy=args.tolerance, warmup=args.warmup,
                        repeats=args.bench_repeats, operators=args.operators, fresh_cache=args.fresh_cache)
     opts = EvalOptions(args.submissions, args.cases, args.out, backend=args.backend, repeats=args.repeats,
@@ -101,5 +111,9 @@ def _compare(args) -> int:
             return USAGE_ERROR
     out = args.out if args.out != Path("eval-out") else Path("compare-out")
     c = write_compare(args.compare[0], args.compare[1], out)
+    if not c["common_tasks"]:
+        print(f"tritonlint eval --compare: {args.compare[0]} and {args.compare[1]} have no task in common: nothing to compare "
+              f"task by task -> {out}/compare.md", file=sys.stderr)
+        return USAGE_ERROR
     print(f"tritonlint eval --compare: {len(c['faster'])} task(s) faster, {len(c['slower'])} slower in B -> {out}/compare.md")
     return 0

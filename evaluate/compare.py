@@ -58,7 +58,11 @@ def compare(a_dir: Path, b_dir: Path) -> dict:
     overall = paired([math.log(r["a_speedup"]) for r in both], [math.log(r["b_speedup"]) for r in both])
     if overall:
         overall["geomean_ratio"] = math.exp(overall["mean_diff"])
+    metrics = {key: {name: {"a": a.get(key, {}).get(name), "b": b.get(key, {}).get(name)} for name in b.get(key, a.get(key, {}))}
+               for key in ("fast_p", "pass_at_k")}
+    common = sorted({s["task"] for s in a["submissions"]} & {s["task"] for s in b["submissions"]})
     return {"a": str(a_dir), "b": str(b_dir), "alpha": ALPHA, "tasks": rows, "overall": overall,
+            "common_tasks": common, "metrics": metrics,
             "faster": [r["task"] for r in rows if r["verdict"] == "faster"],
             "slower": [r["task"] for r in rows if r["verdict"] == "slower"]}
 
@@ -80,6 +84,11 @@ def compare_md(c: dict) -> str:
                      f"{o['geomean_ratio']:.3f}, t = {o['t']:.2f}, p = {o['p']:.3g}.")
     else:
         lines.append("Fewer than two tasks correct and timed in both: no overall test.")
+    if not c["common_tasks"]:
+        lines.append("The two runs have no task in common: nothing is compared task by task.")
+    pct = lambda v: "–" if v is None else f"{100 * v:.1f} %"  # noqa: E731
+    lines += ["", "| metric | A | B |", "|---|---:|---:|"]
+    lines += [f"| {name} | {pct(v['a'])} | {pct(v['b'])} |" for group in c["metrics"].values() for name, v in group.items()]
     return "\n".join(lines) + "\n"
 
 

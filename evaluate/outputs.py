@@ -25,6 +25,7 @@ from tritonlint.runtime_check.tasks import TIER_WEIGHTS, Case
 from tritonlint.writer import write_atomic
 
 from .discover import TEAM, Found
+from .stats import fast_p, pass_at_ks
 from .records import STATUSES, Record
 
 CSV_FIELDS = ["set", "task", "tier", "round", "submission", "layout", "status", "correct", "regression_type",
@@ -181,13 +182,26 @@ def summary(records: list[Record], found: Found, env: dict, options: dict) -> di
         "total": len(records), "by_status": {s: statuses.get(s, 0) for s in STATUSES},
         "degradation_types": {t: types.get(t, 0) for t in ("1", "2", "3", "4", "other")},
         "by_tier": dict(sorted(tiers.items())),
-        "geomean_speedup": _geomean(speeds), "unmatched_files": found.unmatched, "meta_errors": found.meta_errors,
+        "geomean_speedup": _geomean(speeds), **kernel_metrics(records),
+        "unmatched_files": found.unmatched, "meta_errors": found.meta_errors,
         "submissions": [{"submission": r.sub.key, "set": r.sub.set, "task": r.sub.case.key, "round": r.sub.round,
                          "status": r.status, "speedup": r.speedup, "score": r.raw_score, "weighted_score": r.weighted_score,
                          "stats": r.stats(), "error": r.error,
                          "samples": {"speedup": r.speedups, "solution_ms": r.solution_ms,
                                      "times_ms": r.times("implementation")}} for r in records],
     }
+
+
+def kernel_metrics(records: list[Record]) -> dict:
+    """What kernel-generation papers report: KernelBench's fast_p over all submissions, and
+    pass@k over each task's generations (unbiased estimator), averaged over tasks."""
+    per_task: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for r in records:
+        row = per_task[f"{r.sub.set}/{r.sub.case.key}"]
+        row[0] += 1
+        row[1] += r.correct
+    return {"fast_p": fast_p([(r.correct, r.speedup) for r in records]),
+            "pass_at_k": pass_at_ks({t: (n, c) for t, (n, c) in per_task.items()})}
 
 
 def _geomean(xs: list[float]) -> float | None:

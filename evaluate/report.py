@@ -89,6 +89,8 @@ def chart_tier_scores(records: list[Record], path: Path) -> bool:
 def chart_degradations(records: list[Record], path: Path) -> bool:
     counts = Counter(t for r in records for t in r.lint.types)
     plt = _plt()
+    from matplotlib.ticker import MaxNLocator
+
     fig, ax = plt.subplots(figsize=(6, 3.5))
     keys = list(TYPE_LABELS)
     ax.barh([TYPE_LABELS[k] for k in keys], [counts.get(k, 0) for k in keys], color="#dd8452")
@@ -96,6 +98,7 @@ def chart_degradations(records: list[Record], path: Path) -> bool:
         ax.text(counts.get(k, 0), i, f" {counts.get(k, 0)}", va="center", fontsize=8)
     ax.invert_yaxis()
     ax.set_xlabel("submissions with at least one finding of this type")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # a count: no 0.5 submissions
     ax.set_title(f"Degradation types found ({len(records)} submissions)")
     _save(fig, path)
     plt.close(fig)
@@ -184,6 +187,9 @@ def report_md(records: list[Record], summ: dict, teams: list[dict], device: dict
     L.append(f"| **all** | **{total}** | **{sum(v[1] for v in tier_tot.values()):.0f}** |")
     if summ.get("geomean_speedup"):
         L += ["", f"Geometric mean speedup over correct, timed submissions: {summ['geomean_speedup']:.2f}×."]
+    L += ["", "| metric | value |", "|---|---:|"]
+    L += [f"| {k} (correct and ≥ {k[5:]}× faster) | {_pct(v)} |" for k, v in summ.get("fast_p", {}).items()]
+    L += [f"| {k} (over each task's generations) | {_pct(v)} |" for k, v in summ.get("pass_at_k", {}).items()]
     if board_md:
         L += ["", "## Leaderboard", "", board_md.rstrip()]
     L += ["", "## Worst offenders", ""]
@@ -222,3 +228,8 @@ def write_report(out: Path, records: list[Record], written: dict, board_md: str 
     text = report_md(records, written["summary"], written["teams"], written["device"], charts, board_md)
     write_atomic(str(out / "report.md"), text, "utf-8")
     return charts
+
+
+def _pct(v) -> str:
+    return "—" if v is None else f"{100 * v:.1f} %"
+

@@ -104,3 +104,39 @@ def paired(a: list[float], b: list[float]) -> dict | None:
                 "p": 1.0 if mean == 0 else 0.0, "mean_diff": mean}
     t = mean / (sd / math.sqrt(len(d)))
     return {"t": t, "df": len(d) - 1, "p": t_two_sided_p(t, len(d) - 1), "mean_diff": mean}
+
+
+FAST_P = (0.0, 1.0, 1.5, 2.0)
+PASS_K = (1, 5, 10)
+
+
+def fast_p(outcomes: list[tuple[bool, float | None]], ps=FAST_P) -> dict[str, float | None]:
+    """KernelBench's fast_p: the share of submissions that are correct and at least p times faster
+    than the baseline (fast_0 is the share correct). `outcomes`: (correct, speedup) per submission."""
+    n = len(outcomes)
+    out = {}
+    for p in ps:
+        hits = sum(1 for ok, s in outcomes if ok and (p == 0 or (s is not None and s >= p)))
+        out[f"fast_{p:g}"] = hits / n if n else None
+    return out
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """The unbiased estimator of pass@k from n samples of which c are correct:
+    1 - C(n-c, k) / C(n, k), computed as a product so that large n stays exact enough."""
+    if n - c < k:
+        return 1.0
+    prod = 1.0
+    for i in range(n - c + 1, n + 1):
+        prod *= 1.0 - k / i
+    return 1.0 - prod
+
+
+def pass_at_ks(per_task: dict[str, tuple[int, int]], ks=PASS_K) -> dict[str, float | None]:
+    """pass@k averaged over tasks, for each k that every task has at least k generations for."""
+    out: dict[str, float | None] = {}
+    for k in ks:
+        eligible = [(n, c) for n, c in per_task.values() if n >= k]
+        out[f"pass@{k}"] = sum(pass_at_k(n, c, k) for n, c in eligible) / len(eligible) if eligible and len(eligible) == len(per_task) else None
+    return out
+

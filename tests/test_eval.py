@@ -115,6 +115,9 @@ def test_eval_end_to_end_on_cpu(tmp_path):
     assert s["total"] == 8 and s["by_status"]["passed"] == 2 and s["by_status"]["timeout"] == 2
     assert s["degradation_types"] == {"1": 0, "2": 0, "3": 2, "4": 0, "other": 0}
     assert s["unmatched_files"] == ["notes.py"] and s["environment"]["workers"] == 2
+    assert s["fast_p"]["fast_0"] == 2 / 8 and s["fast_p"]["fast_1"] is not None  # 2 of 8 correct
+    assert set(s["pass_at_k"]) == {"pass@1", "pass@5", "pass@10"}
+    assert "fast_0 (correct and" in (out / "report.md").read_text()
 
     # team files with the official runner's fields, and the leaderboard
     team = json.loads((out / "teams/correct.json").read_text())
@@ -231,8 +234,8 @@ def test_eval_usage_errors(tmp_path):
     assert r.returncode == 2 and "--repeats must be at least 1" in r.stderr
     r = run_eval(tmp_path, "--report-only")
     assert r.returncode == 2 and "--report-only needs the --backend" in r.stderr
-    empty = run_eval(tmp_path, "--lint-only", "--out", tmp_path / "out")
-    assert empty.returncode == 0 and "0 submissions in" in empty.stdout
+    empty = run_eval(tmp_path, "--lint-only", "--out", tmp_path / "out")  # nothing to evaluate is a usage error
+    assert empty.returncode == 2 and "no submission fits a layout" in empty.stderr
 
 
 @requires("torch")
@@ -241,7 +244,9 @@ def test_eval_without_a_device_says_so_in_one_line(tmp_path):
 
     if torch.cuda.is_available() or importlib.util.find_spec("torch_npu"):
         pytest.skip("this machine has an accelerator")
-    r = run_eval(tmp_path, "--out", tmp_path / "out")
+    (tmp_path / "subs" / "gelu").mkdir(parents=True)
+    shutil.copy(CASES / "t1" / "gelu" / "gelu_triton_ascend_impl.py", tmp_path / "subs" / "gelu" / "g1.py")
+    r = run_eval(tmp_path / "subs", "--out", tmp_path / "out")
     assert r.returncode == 2
     assert r.stderr.strip() == "tritonlint eval: error: no NPU or CUDA device found (use --backend cpu for a correctness-only run)"
 
@@ -308,3 +313,24 @@ def test_eval_status_follows_the_gate_verdict():
     assert run_status({"verify": verified, "verdict": "passed"}) == "passed"
     assert run_status({"verify": verified, "verdict": "incorrect"}) == "incorrect"
     assert run_status({"verify": verified}) == "passed"  # runs/ from before the verdict existed
+
+
+def test_kernel_generation_metrics_against_closed_forms():
+    """pass@k: the unbiased estimator 1 - C(n-c, k)/C(n, k); fast_p: correct and at least p times faster."""
+    from math import comb
+
+    from tritonlint.evaluate.stats import fast_p, pass_at_k, pass_at_ks
+
+    for n, c, k in [(10, 3, 1), (10, 3, 5), (20, 0, 5), (5, 5, 1), (7, 2, 3), (50, 7, 10)]:
+        assert abs(pass_at_k(n, c, k) - (1 - comb(n - c, k) / comb(n, k))) < 1e-12
+    got = pass_at_ks({"a": (10, 3), "b": (10, 0)}, ks=(1, 20))
+    assert abs(got["pass@1"] - 0.15) < 1e-12 and got["pass@20"] is None  # 20 > n: not estimable
+    assert fast_p([(True, 2.1), (True, 0.9), (False, None), (True, 1.5)]) == {"fast_0": 0.75, "fast_1": 0.5, "fast_1.5": 0.5, "fast_2": 0.25}
+
+
+def test_eval_with_nothing_to_evaluate_says_why(tmp_path):
+    (tmp_path / "stuff").mkdir()
+    (tmp_path / "stuff" / "notes.py").write_text("x = 1\n")
+    run = subprocess.run([sys.executable, "-m", "tritonlint", "eval", str(tmp_path), "--lint-only", "--out", str(tmp_path / "o")],
+                         capture_output=True, text=True)
+    assert run.returncode == 2 and "no submission fits a layout" in run.stderr and "stuff/notes.py: fits no task" in run.stderr
