@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -73,6 +74,13 @@ def main(argv: list[str]) -> int:
     from .report import write_report
     from .run import EvalOptions, evaluate, is_tty
 
+    try:  # an output folder that cannot be made is one line, before any work
+        args.out.mkdir(parents=True, exist_ok=True)
+        if not os.access(args.out, os.W_OK):
+            raise PermissionError(13, "Permission denied")
+    except OSError as e:
+        print(f"tritonlint eval: error: --out {args.out}: cannot write: {e.strerror or e}", file=sys.stderr)
+        return USAGE_ERROR
     cases = discover_cases(args.cases)
     found = discover_submissions(args.submissions, cases)
     if not found.submissions:

@@ -334,3 +334,12 @@ def test_eval_with_nothing_to_evaluate_says_why(tmp_path):
     run = subprocess.run([sys.executable, "-m", "tritonlint", "eval", str(tmp_path), "--lint-only", "--out", str(tmp_path / "o")],
                          capture_output=True, text=True)
     assert run.returncode == 2 and "no submission fits a layout" in run.stderr and "stuff/notes.py: fits no task" in run.stderr
+
+
+def test_eval_unwritable_output_is_one_line(tmp_path):
+    (tmp_path / "subs" / "gelu").mkdir(parents=True)
+    shutil.copy(CASES / "t1" / "gelu" / "gelu_triton_ascend_impl.py", tmp_path / "subs" / "gelu" / "g1.py")
+    (tmp_path / "blocker").write_text("a file, not a folder")
+    r = run_eval(tmp_path / "subs", "--lint-only", "--out", tmp_path / "blocker" / "out")
+    assert r.returncode == 2 and r.stderr.startswith(f"tritonlint eval: error: --out {tmp_path / 'blocker' / 'out'}: cannot write")
+    assert "Traceback" not in r.stderr

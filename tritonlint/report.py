@@ -37,6 +37,7 @@ def build_report(results: Sequence[FileResult], elapsed_ms: float) -> dict:
         "summary": {
             "files": len(results),
             "skipped": sum(r.status == SKIPPED for r in results),
+            "checked": sum(r.status != SKIPPED for r in results),  # what the text's "N files checked" says
             "failed": sum(r.status == FAILED for r in results),
             "invalid": sum(not r.valid for r in results if r.status != SKIPPED),
             "gate_failures": sum(bool(r.runtime) and r.runtime.get("verdict") not in (None, "passed", "skipped") for r in results),
@@ -143,7 +144,7 @@ def write_text(results: Sequence[FileResult], report: dict, out: IO[str], color:
 def _summary(results: Sequence[FileResult], report: dict) -> list[tuple[str, str]]:
     lines: list[tuple[str, str]] = []
     s = report["summary"]
-    checked = s["files"] - s["skipped"]
+    checked = s["checked"]
     tail = _plural(checked, "file") + " checked" + (f", {s['skipped']} skipped" if s["skipped"] else "")
     parts = []
     if s["errors"] or s["warnings"]:
