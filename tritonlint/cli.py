@@ -87,6 +87,12 @@ def _main(argv: list[str]) -> int:
         return _cmd_rules(argv[1:])
     if argv[:1] == ["explain"]:
         return _cmd_explain(argv[1:])
+    if argv[:1] == ["server"]:
+        try:
+            from tritonlint.server import main as serve
+        except ImportError as e:
+            return _usage("server", f"needs the lsp extra (pip install 'tritonlint[lsp]'): {e.name} is missing")
+        return serve()
     args = _parser().parse_args(argv)  # exits 2 on usage errors
     fmt = "json" if args.json else (args.format or "text")
     if args.exit_zero and args.fail_on not in (None, "never"):
