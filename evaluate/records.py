@@ -13,7 +13,7 @@ from tritonlint.runtime_check.score import score, weighted
 from .discover import Submission
 from .stats import summary
 
-INCORRECT = {"MismatchError", "OutputError", "InputModified", "HiddenStateMismatch"}
+INCORRECT = {"MismatchError", "OutputContract", "OutputError", "InputModified", "HiddenStateMismatch"}  # OutputError: runs/ from before the contract
 STATUSES = ("passed", "incorrect", "timeout", "failed", "lint_rejected", "not_a_submission", "unreadable", "not_run")
 
 

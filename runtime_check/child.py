@@ -26,15 +26,9 @@ from tritonlint.runtime_check.protocol import CaseResult, case_input, case_resul
 
 
 def _portable(value):
-    import torch
+    from tritonlint.runtime_check.compare import portable  # the output contract's: exotic tensors become tags
 
-    if isinstance(value, torch.Tensor):
-        return value.detach().to("cpu").clone()
-    if isinstance(value, (list, tuple)):
-        return [_portable(v) for v in value]
-    if isinstance(value, (int, float, bool, str)) or value is None:
-        return value
-    return {"__type__": type(value).__name__}
+    return portable(value)
 
 
 def run_case(module, cls: str, payload: dict, device: str, state: bool) -> CaseResult:
@@ -50,7 +44,9 @@ def run_case(module, cls: str, payload: dict, device: str, state: bool) -> CaseR
             out = model(*inputs)
         if device != "cpu":
             getattr(torch, device).synchronize()
-        result = {"ok": True, "outputs": _portable(out), "inputs_after": _portable(inputs)}
+        from tritonlint.runtime_check.compare import output_meta
+
+        result = {"ok": True, "outputs": _portable(out), "outputs_meta": output_meta(out), "inputs_after": _portable(inputs)}
         if state:
             sd = model.state_dict() if isinstance(model, torch.nn.Module) else {}
             result["state"] = {k: _portable(v) for k, v in sd.items() if isinstance(v, torch.Tensor)}

@@ -44,6 +44,7 @@ class CaseResult(TypedDict, total=False):
 
     ok: bool  # always present
     outputs: Any  # forward's return value, tensors on the CPU (child._portable)
+    outputs_meta: Any  # compare.output_meta(forward's return value): each tensor's device and strides before the move
     inputs_after: list  # the inputs as they were after the call, to catch mutation
     state: dict  # with --state: the model's parameters and buffers after the call
     error_type: str  # when not ok

@@ -28,7 +28,8 @@ from pathlib import Path
 import torch
 
 from tritonlint.runtime_check.backends import Backend, BackendUnavailable, get_backend
-from tritonlint.runtime_check.compare import compare_outputs, flatten_outputs, all_integer
+from tritonlint.runtime_check.compare import (CONTRACT_CHECKS, all_integer, compare_outputs, compare_tensor, contract,
+                                              flatten_outputs, layout_notes)
 from tritonlint.runtime_check.options import BACKENDS, DEFAULTS, POLICIES
 from tritonlint.runtime_check.protocol import CaseInput, Failure, case_input, failure
 from tritonlint.runtime_check.runner import run_side
@@ -100,7 +101,8 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
     if small is None:
         small = backend.name == "cpu" and hasattr(task, "get_small_inputs")
     make_inputs = task.get_small_inputs if small else task.get_inputs
-    inplace = sorted(getattr(task, "INPLACE_OUTPUTS", {}).values())
+    declared = getattr(task, "INPLACE_OUTPUTS", None)  # the task's override; otherwise learned from the reference
+    declared = sorted(declared.values()) if declared else None
     cases = list(range(1, seeds + 1))
     with tempfile.TemporaryDirectory(prefix="tritonlint-verify-") as tmp:
         work = Path(tmp)
@@ -111,23 +113,31 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
             torch.manual_seed(idx - 1)
             inputs[idx] = make_inputs()
             descs[idx] = describe(inputs[idx])
+            if declared is not None and not all(0 <= i < len(inputs[idx]) and isinstance(inputs[idx][i], torch.Tensor)
+                                                for i in declared):
+                raise ValueError(f"INPLACE_OUTPUTS {declared} must name tensor inputs (get_inputs gives {len(inputs[idx])})")
             torch.save(CaseInput(init=list(task.get_init_inputs()), inputs=inputs[idx], seed=idx - 1),
                        case_input(work / "inputs", idx))
         refs = run_side(backend, task_path, "Model", work / "inputs", cases, timeout, state=probe_state, env=env)
         cands = run_side(backend, impl_path, "ModelNew", work / "inputs", cases, timeout, state=probe_state, env=env)
-    if keep is not None and refs.get(1, {}).get("ok"):
-        keep["outputs"] = refs[1]["outputs"]
-    failures, diffs = [], {}
+    failures, diffs, notes, learned = [], {}, [], set()
     for idx in cases:
         ref, cand = refs[idx], cands[idx]
+        # `inputs[idx]` is the parent's own copy: no child ever had it, only the file written from it.
+        inplace = declared if declared is not None else (inplace_learned(inputs[idx], ref) if ref.get("ok") else [])
+        learned.update(inplace)
         if not ref.get("ok"):
             why = failure("ReferenceError", f"the reference failed: {ref['error_type']}: {ref['error_msg']}")
         elif not cand.get("ok"):
             why = failure(cand["error_type"], cand["error_msg"])
         else:
             why = _check(inputs[idx], ref, cand, inplace, policy, diffs) or (_probe(ref, cand) if probe_state else None)
+            notes += [{"case_idx": idx, "note": n} for n in layout_notes(cand["outputs"], cand.get("outputs_meta"))]
         if why is not None:
             failures.append({"case_idx": idx, "input_desc": descs[idx], **why})
+    if keep is not None and refs.get(1, {}).get("ok"):
+        keep["outputs"] = refs[1]["outputs"]
+        keep["inplace_outputs"] = sorted(learned)
     env_json = environment(backend)
     if cache_dir:
         env_json["triton_cache_dir"] = str(cache_dir)
@@ -142,8 +152,31 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
         "max_rel_diff": diffs.get("max_rel_diff"),
         "input_desc": descs.get(1),
         "reference_outputs": _output_desc(refs),
+        # Inputs that are outputs too (compared after the call, not required intact): the task's
+        # INPLACE_OUTPUTS, or the inputs the reference changed. Repeated calls on these inputs move
+        # the state on, so a timed call has no single-call answer to check.
+        "inplace_outputs": sorted(learned),
+        "inplace_source": "declared" if declared is not None else "learned",
+        "notes": notes,
         "environment": env_json,
     }
+
+
+def same_bits(before, after) -> bool:
+    """Bit-identical: dtype, shape and every byte (torch.equal calls NaN unequal to itself)."""
+    if not (isinstance(after, torch.Tensor) and type(after) is torch.Tensor and after.layout == torch.strided
+            and after.device.type != "meta" and after.dtype == before.dtype and after.shape == before.shape):
+        return False
+    a, b = before.detach().cpu().contiguous().reshape(-1), after.detach().contiguous().reshape(-1)
+    return torch.equal(a.view(torch.uint8), b.view(torch.uint8))
+
+
+def inplace_learned(pristine: list, ref: dict) -> list[int]:
+    """The tensor inputs the reference changed in this case: its in-place outputs."""
+    after = ref.get("inputs_after")
+    after = after if isinstance(after, list) else []
+    return [i for i, v in enumerate(pristine)
+            if isinstance(v, torch.Tensor) and not (i < len(after) and same_bits(v, after[i]))]
 
 
 def _output_desc(refs: dict[int, dict]) -> list[dict] | None:
@@ -169,15 +202,24 @@ def _probe(ref: dict, cand: dict) -> Failure | None:
 
 
 def _check(inputs, ref: dict, cand: dict, inplace: list[int], policy: str, diffs: dict) -> dict | None:
-    after = cand["inputs_after"]
-    for i, (before, now) in enumerate(zip(inputs, after)):
+    """Inputs first (against the parent's pristine copy), then the output contract, then values."""
+    after = cand.get("inputs_after")
+    after = after if isinstance(after, list) else []  # a child that reports no inputs changed them all, as far as we know
+    for i, before in enumerate(inputs):
         if i in inplace or not isinstance(before, torch.Tensor):
             continue
-        if not isinstance(now, torch.Tensor) or not torch.equal(before, now):
-            return failure("InputModified", f"input {i} was modified by the candidate")
-    refs = flatten_outputs(ref["outputs"]) + [ref["inputs_after"][i] for i in inplace]
-    outs = flatten_outputs(cand["outputs"]) + [after[i] for i in inplace]
-    verdicts = compare_outputs(refs, outs, policy, all_integer(inputs))
+        if i >= len(after) or not same_bits(before, after[i]):
+            return failure("InputModified", f"input {i} was modified by the candidate, and is not an in-place output")
+    broken = contract(ref["outputs"], cand["outputs"], ref.get("outputs_meta"), cand.get("outputs_meta"))
+    if broken is not None:
+        kind = "ReferenceError" if broken.check == "reference" else "OutputContract"
+        return {**failure(kind, broken.message), "check": broken.check}
+    integer_inputs = all_integer(inputs)
+    n_out = len(flatten_outputs(ref["outputs"]))
+    labels = [f"output {k}" for k in range(n_out)] + [f"in-place output (input {i})" for i in inplace]
+    verdicts = compare_outputs(ref["outputs"], cand["outputs"], policy, integer_inputs)
+    verdicts += [compare_tensor(ref["inputs_after"][i], after[i] if i < len(after) else None, policy, integer_inputs)
+                 for i in inplace]
     for v in verdicts:  # seed 001's two error figures, the worst over outputs and cases
         for key in ("max_abs_diff", "max_rel_diff"):
             if isinstance(v.stats.get(key), (int, float)):
@@ -186,7 +228,7 @@ def _check(inputs, ref: dict, cand: dict, inplace: list[int], policy: str, diffs
     if not bad:
         return None
     i, v = bad[0]
-    return {**failure("MismatchError" if v.check not in ("type", "count", "shape") else "OutputError", f"output {i}: {v.message}"),
+    return {**failure("OutputContract" if v.check in CONTRACT_CHECKS else "MismatchError", f"{labels[i]}: {v.message}"),
             "output_index": i, "check": v.check, "stats": v.stats, "worst": v.worst,
             "other_failing_outputs": [j for j, _ in bad[1:]]}
 

@@ -40,7 +40,7 @@ def test_correct_solution_passes_every_seed():
     ("abort", "Crash", "SIGABRT"),
     ("segfault", "Crash", "SIGSEGV"),
     ("raises", "ValueError", "kernel failed to compile"),
-    ("wrong_type", "OutputError", "expected a tensor, got dict"),
+    ("wrong_type", "OutputContract", "expected a tensor, got dict"),
     ("nan_output", "MismatchError", "NaN positions differ"),
     ("mutates_input", "InputModified", "input 0 was modified"),
     ("patches_comparison", "MismatchError", "MERE"),
