@@ -226,6 +226,12 @@ def test_compare_two_runs(tmp_path):
     assert c["overall"]["df"] == 2 and "paired t-test" in (tmp_path / "cmp" / "compare.md").read_text()
     bad = run_eval("--compare", a, tmp_path / "nope")
     assert bad.returncode == 2 and "no summary.json" in bad.stderr
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "summary.json").write_text(json.dumps(_summary({"t3/decode_mla": [2.0, 2.1]}, {"t3/decode_mla": [0.1, 0.11]})))
+    disjoint = run_eval("--compare", a, other, "--out", tmp_path / "cmp2")
+    assert disjoint.returncode == 2 and "have no task in common" in disjoint.stderr
+    assert "no task in common" in (tmp_path / "cmp2" / "compare.md").read_text()
 
 
 def test_eval_usage_errors(tmp_path):
