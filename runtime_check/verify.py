@@ -143,6 +143,7 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
         "input_desc": descs.get(1),
         "reference_outputs": _output_desc(refs),
         "environment": env_json,
+        "isolation": next((c.get("isolation") for c in cands.values() if c.get("isolation")), None),  # protocol.ChildSpec
     }
 
 
