@@ -6,7 +6,14 @@ The parent writes each case's inputs to `caseN.pt`. A runner child (`child.py`)
 touches `N.start` before it runs case N and writes `N.pt` when it is done; the
 timing child (`timing.py`) writes its times to `timingN.json` and the output of its
 last timed call to `lastN.pt`. Every child's stdout and stderr go to a log file,
-whose end is the crash report when the child dies. Imports no torch."""
+whose end is the crash report when the child dies. Imports no torch.
+
+Every child runs sandboxed (ChildSpec, sandbox.py), and everything a child leaves is
+data from the submission: result files are read as bounded regular files without
+following links or blocking, and validated (read_untrusted, load_case_result,
+load_timing_result); a malformed one is that case's CorruptResult. Which isolation held
+is each case result's `isolation` (set by the parent) and verify's `isolation`.
+Reports are written by the parent alone, as strict JSON (strict_json)."""
 
 from __future__ import annotations
 
