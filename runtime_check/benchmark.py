@@ -14,7 +14,10 @@ performance measurement: the JSON says so.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -25,8 +28,8 @@ import torch
 from tritonlint.runtime_check.backends import Backend, BackendUnavailable, get_backend
 from tritonlint.runtime_check.compare import compare_outputs, all_integer
 from tritonlint.runtime_check.options import DEFAULTS
-from tritonlint.runtime_check.protocol import (CaseInput, ChildSpec, case_input, child_log, crash_report, failure, kill,
-                                               timed_outputs, timing_result)
+from tritonlint.runtime_check.protocol import (CASE_RESULT_BYTES, CaseInput, ChildSpec, case_input, child_log, crash_report, failure, kill,
+                                               load_timing_result, not_a_plain_file, timed_outputs, timing_result)
 from tritonlint.runtime_check.runner import run_side
 from tritonlint.runtime_check.score import overall_speedup
 from tritonlint.runtime_check.tasks import load_module
@@ -122,16 +125,38 @@ def benchmark(task_path: Path, impl_path: Path, backend: Backend, *, warmup: int
 
 
 def _time_shape(spec: ChildSpec, folder: Path, idx: int, timeout: float) -> dict:
-    """What the timing child wrote for shape `idx`, or its Timeout or Crash."""
-    log = child_log(folder, idx)
+    """What the timing child wrote for shape `idx` (validated: protocol.load_timing_result),
+    or its Timeout, Crash or CorruptResult. The child writes only its own result folder; the
+    shape's inputs, which a reference run may read again, must be as the parent wrote them."""
+    out = folder / f"timing{idx}"
+    out.mkdir(exist_ok=True)
+    args = tuple(str(out / Path(a).name) if prev in ("--out", "--outputs") else a
+                 for prev, a in zip(("",) + spec.args, spec.args))
+    spec = dataclasses.replace(spec, args=args, writable=(str(out),))
+    inputs_digest = _digest(case_input(folder, idx))
+    log = child_log(out, idx)
     with spec.running(log) as proc:
         try:
             proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             kill(proc)
             return failure("Timeout", f"no result within {timeout:g} s")
+    for name in (timing_result(folder, idx).name, timed_outputs(folder, idx).name):
+        if os.path.lexists(out / name):  # where the rest of the benchmark looks for them
+            os.replace(out / name, folder / name)
+    if _digest(case_input(folder, idx)) != inputs_digest:
+        return failure("InputsTampered", "the shape's input file changed while the timing child ran")
     result = timing_result(folder, idx)
-    return json.loads(result.read_text()) if result.exists() else failure("Crash", crash_report(proc.returncode, log))
+    if not os.path.lexists(result):
+        return failure("Crash", crash_report(proc.returncode, log))
+    last = timed_outputs(folder, idx)
+    if os.path.lexists(last) and (why := not_a_plain_file(last, CASE_RESULT_BYTES)):  # read later by torch.load
+        return failure("CorruptResult", why)
+    return load_timing_result(result)
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _check_last_call(timing: dict, expected, backend: Backend, task_path: Path, folder: Path, idx: int,

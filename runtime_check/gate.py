@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import hashlib
 import tempfile
 from pathlib import Path
 
@@ -91,6 +92,23 @@ def _first_line(msg) -> str:
     return str(msg or "").strip().splitlines()[0][:300] if msg else ""
 
 
+def reference_digest(ref: Path) -> str:
+    return hashlib.sha256(ref.read_bytes()).hexdigest()
+
+
+def _tampered(ref: Path, before: str) -> str | None:
+    """Why the result is refused when the reference task file changed while the children ran
+    (a candidate that rewrites it poisons this run's benchmark and every later run), else None."""
+    try:
+        after = reference_digest(ref)
+    except OSError as e:
+        after = f"unreadable ({e.strerror})"
+    if after == before:
+        return None
+    return (f"ReferenceTampered: the reference task file {ref} changed while the gate ran "
+            f"(sha256 {before[:16]} before, {after[:16]} after): the result is refused")
+
+
 def run_gate(path: str, lint_valid: bool, lint_skipped: bool, backend: Backend, opts: GateOptions) -> dict:
     if lint_skipped:
         return {"skipped": "not a Triton submission", "verdict": "skipped"}
@@ -98,6 +116,7 @@ def run_gate(path: str, lint_valid: bool, lint_skipped: bool, backend: Backend, 
         return {"skipped": "lint: the file is invalid, so the gate does not run it", "verdict": "skipped"}
     impl = Path(path)
     ref, tier = reference_for(path, opts)
+    digest = reference_digest(ref)
     with tempfile.TemporaryDirectory(prefix="tritonlint-cache-") as fresh:
         cache = fresh if opts.fresh_cache else None
         kept: dict = {}
@@ -110,7 +129,10 @@ def run_gate(path: str, lint_valid: bool, lint_skipped: bool, backend: Backend, 
         if broken is not None:
             raise GateError(f"{ref}: {_first_line(broken.get('error_msg'))}")
         correct = v["total_cases"] > 0 and v["passed_cases"] == v["total_cases"]
-        out: dict = {"reference": str(ref), "verify": v, "benchmark": None, "score": None}
+        out: dict = {"reference": str(ref), "reference_sha256": digest, "isolation": v.get("isolation"), "verify": v,
+                     "benchmark": None, "score": None}
+        if (tampered := _tampered(ref, digest)) is not None:
+            return {**out, "verdict": "incorrect", "why": tampered}
         if not correct:
             out["benchmark_skipped"] = "verification failed: nothing is timed (seed 002's L1 gate)"
         elif not backend.times:
@@ -120,6 +142,8 @@ def run_gate(path: str, lint_valid: bool, lint_skipped: bool, backend: Backend, 
                              cache_dir=cache, warmup=opts.warmup, repeats=opts.repeats, expected=kept.get("outputs"),
                              policy=opts.policy)
             out["benchmark"] = perf
+            if (tampered := _tampered(ref, digest)) is not None:
+                return {**out, "verdict": "incorrect", "why": tampered}
             raw = score(perf["speedup_vs_torch"], correct)
             out["score"] = {"speedup": perf["speedup_vs_torch"], "raw": raw, "tier": tier,
                             "weighted": weighted(raw, tier) if tier else None}

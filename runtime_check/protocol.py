@@ -6,15 +6,28 @@ The parent writes each case's inputs to `caseN.pt`. A runner child (`child.py`)
 touches `N.start` before it runs case N and writes `N.pt` when it is done; the
 timing child (`timing.py`) writes its times to `timingN.json` and the output of its
 last timed call to `lastN.pt`. Every child's stdout and stderr go to a log file,
-whose end is the crash report when the child dies. Imports no torch."""
+whose end is the crash report when the child dies. Imports no torch.
+
+Every child runs sandboxed (ChildSpec, sandbox.py), and everything a child leaves is
+data from the submission: result files are read as bounded regular files without
+following links or blocking, and validated (read_untrusted, load_case_result,
+load_timing_result); a malformed one is that case's CorruptResult. Which isolation held
+is each case result's `isolation` (set by the parent) and verify's `isolation`.
+Reports are written by the parent alone, as strict JSON (strict_json)."""
 
 from __future__ import annotations
 
 import dataclasses
+import io
+import json
+import math
 import os
+import shutil
 import signal
+import stat
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -84,48 +97,249 @@ def child_log(folder: Path, first_case: int) -> Path:
     return folder / f"child{first_case}.log"
 
 
+# The children's environment is an allow-list: a secret in the caller's environment (a token, a
+# key) must not reach a submission. Names, then prefixes.
+ENV_NAMES = frozenset({"PATH", "LANG", "LANGUAGE", "LD_LIBRARY_PATH", "TRITON_INTERPRET", "HIP_VISIBLE_DEVICES",
+                       "ROCR_VISIBLE_DEVICES", "TRITONLINT_NO_NAMESPACES"})
+ENV_PREFIXES = ("LC_", "TRITON_", "CUDA_", "NVIDIA_", "ASCEND_", "ASCEND", "NPU_")  # what the backends read
+
+
+def child_environment(env: dict[str, str], box: Path) -> dict[str, str]:
+    """`env` (Backend.child_env()) cut to the allow-list, with a private HOME and TMPDIR in `box`."""
+    out = {k: v for k, v in env.items() if k in ENV_NAMES or k.startswith(ENV_PREFIXES)}
+    out["HOME"] = str(box / "home")
+    out["TMPDIR"] = str(box / "tmp")
+    return out
+
+
 @dataclasses.dataclass(frozen=True)
 class ChildSpec:
-    """One child process: `python -m MODULE ARGS...` with this environment, in this folder."""
+    """One child process: `python -I -m MODULE ARGS...`, sandboxed (sandbox.py): an isolated
+    interpreter (no PYTHONPATH, no user site, no working directory on sys.path), a private
+    empty working directory with its own HOME and TMPDIR, the environment cut to an
+    allow-list, and where the kernel allows its own pid/mount/net namespaces with every
+    folder but its own and `writable` read-only. Every process it starts dies with it."""
 
     module: str  # tritonlint.runtime_check.child or .timing
     args: tuple[str, ...]
     env: dict[str, str]  # Backend.child_env(): the interpreter switch, a private Triton cache
-    cwd: str | None = None  # None: the parent's (known limit: children get no private working directory yet)
+    writable: tuple[str, ...] = ()  # folders the child writes besides its box (its result folder)
+    isolate: bool = True  # own namespaces where the kernel allows (sandbox.py)
 
     @contextmanager
     def running(self, log: Path) -> Iterator[subprocess.Popen]:
-        """The started child; on leaving, one still running is killed with all it forked.
+        """The started child; on leaving, it and everything it started are gone (killed if
+        still running), and `proc.isolation` says which isolation held.
         Its output goes to `log`: a submission may print gigabytes."""
-        with open(log, "wb") as sink:
-            proc = subprocess.Popen([sys.executable, "-m", self.module, *self.args], stdout=sink,
-                                    stderr=subprocess.STDOUT, env=self.env, cwd=self.cwd,
-                                    start_new_session=True)  # its own process group, for kill()
+        box = Path(tempfile.mkdtemp(prefix="tritonlint-box-"))
+        for sub in ("home", "tmp", "work"):
+            (box / sub).mkdir()
+        env = child_environment(self.env, box)
+        cache = env.get("TRITON_CACHE_DIR")
+        writable = [*self.writable, *([cache] if cache and os.path.isdir(cache) else [])]
+        report_r, report_w = os.pipe()
+        keeper = [sys.executable, "-I", "-m", "tritonlint.runtime_check.sandbox", "--box", str(box / "work"),
+                  "--report", str(report_w), *(a for d in [str(box), *writable] for a in ("--rw", d)),
+                  *(["--isolate"] if self.isolate else []),
+                  "--", sys.executable, "-I", "-m", self.module, *self.args]
+        try:
+            with open(log, "wb") as sink:
+                proc = subprocess.Popen(keeper, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                        env=env, cwd=box / "work", pass_fds=(report_w,),
+                                        start_new_session=True)  # its own process group, for kill()
+        except BaseException:
+            os.close(report_r)
+            shutil.rmtree(box, ignore_errors=True)
+            raise
+        finally:
+            os.close(report_w)
+        proc.isolation = None
         try:
             yield proc
         finally:
             if proc.poll() is None:
                 kill(proc)
+            else:
+                _kill_group(proc)  # what is left of its process group (the fallback's keeper is gone)
+            with os.fdopen(report_r, "rb") as report:  # the keeper is gone: this read cannot block
+                line = report.read(1000).decode(errors="replace").strip()
+            proc.isolation = ISOLATION.format(line or "the keeper died before it said")
+            shutil.rmtree(box, ignore_errors=True)
+
+
+ISOLATION = "python -I, private working directory, scrubbed environment; {}"
+STOP_GRACE_S = 5.0  # how long the keeper has to kill its descendants before it is killed itself
 
 
 def kill(proc: subprocess.Popen) -> None:
+    """Stop a child: its keeper kills the whole tree (SIGTERM), then the group is killed."""
+    try:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=STOP_GRACE_S)
+    except subprocess.TimeoutExpired:  # a keeper that a submission stopped (the fallback: it can see it)
+        pass
+    except ProcessLookupError:
+        pass
+    _kill_group(proc)
+    proc.wait()
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)  # the whole group: a submission may have forked
     except (ProcessLookupError, PermissionError):
-        proc.kill()
-    proc.wait()
+        if proc.poll() is None:
+            proc.kill()
 
 
 def crash_report(returncode: int, log: Path) -> str:
     """Why a child died without a result: the signal or exit code, then the end of its log."""
     if returncode < 0:
-        why = f"process killed by {signal.Signals(-returncode).name}"
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:  # a real-time or unnamed signal
+            name = f"signal {-returncode}"
+        why = f"process killed by {name}"
     else:
         why = f"process exited with code {returncode} and no result"
     return f"{why}\n{_tail(log, MESSAGE_CHARS - len(why) - 1)}"
 
 
 def _tail(log: Path, size: int) -> str:
-    with open(log, "rb") as f:
-        f.seek(max(0, log.stat().st_size - size))
-        return f.read().decode(errors="replace")
+    """The end of a child's log, read as untrusted data: the child may have replaced it."""
+    data = read_untrusted(log, 1 << 62, tail=size)
+    return data.decode(errors="replace") if isinstance(data, bytes) else f"(log unreadable: {data['error_msg']})"
+
+
+# Result files are written by the child, so they are data from the submission: a FIFO would
+# block the parent's read forever, a symlink would make it read a file of its choosing, a
+# sparse terabyte would exhaust its memory. Each is opened without following links or
+# blocking, must be a regular file within a size limit, and is parsed as plain data only.
+CASE_RESULT_BYTES = 16 << 30  # a case result: outputs, inputs after the call, the model's state
+TIMING_RESULT_BYTES = 4 << 20  # a timing result: numbers and operator names
+
+
+def read_untrusted(path: Path, limit: int, *, tail: int | None = None) -> bytes | Failure:
+    """The bytes of a regular file of at most `limit` bytes (the last `tail` of any size, for logs),
+    or a CorruptResult failure saying why not."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return failure("MissingResult", f"{path.name}: no such file")
+    except OSError as e:  # ELOOP: a symlink
+        return failure("CorruptResult", f"{path.name}: cannot be opened as a plain file ({e.strerror})")
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return failure("CorruptResult", f"{path.name}: not a regular file (mode {stat.filemode(st.st_mode)})")
+        if tail is not None:
+            f.seek(max(0, st.st_size - tail))
+            return f.read(tail)
+        if st.st_size > limit:
+            return failure("CorruptResult", f"{path.name}: {st.st_size} bytes, over the {limit}-byte limit")
+        data = f.read(limit + 1)
+    if len(data) > limit:  # it grew while we read it
+        return failure("CorruptResult", f"{path.name}: over the {limit}-byte limit")
+    return data
+
+
+def not_a_plain_file(path: Path, limit: int) -> str | None:
+    """Why `path` (written by a child that is gone) may not be opened as data, or None."""
+    st = os.lstat(path)
+    if not stat.S_ISREG(st.st_mode):
+        return f"{path.name}: not a regular file (mode {stat.filemode(st.st_mode)})"
+    return f"{path.name}: {st.st_size} bytes, over the {limit}-byte limit" if st.st_size > limit else None
+
+
+def load_case_result(path: Path) -> CaseResult:
+    """A runner child's case result, or that case's CorruptResult. Never raises, never blocks."""
+    import torch
+
+    data = read_untrusted(path, CASE_RESULT_BYTES)
+    if isinstance(data, dict):
+        return failed_case(data["error_type"], data["error_msg"])
+    try:
+        result = torch.load(io.BytesIO(data), weights_only=True)  # tensors and plain containers only
+    except Exception as e:
+        return failed_case("CorruptResult", f"{path.name}: {type(e).__name__}: {e}")
+    if not isinstance(result, dict) or not isinstance(result.get("ok"), bool):
+        return failed_case("CorruptResult", f"{path.name}: not a case result")
+    if not result["ok"]:
+        if not (isinstance(result.get("error_type"), str) and isinstance(result.get("error_msg"), str)):
+            return failed_case("CorruptResult", f"{path.name}: a failed case without its error")
+        return failed_case(result["error_type"][:200], result["error_msg"])
+    if not isinstance(result.get("inputs_after"), list) or "outputs" not in result:
+        return failed_case("CorruptResult", f"{path.name}: a passed case without its outputs")
+    if "state" in result and not isinstance(result["state"], dict):
+        return failed_case("CorruptResult", f"{path.name}: the model state is not a dict")
+    return result
+
+
+_SIDE_NUMBERS = ("avg_latency_ms", "min_ms", "p20_ms", "p80_ms", "mean_ms", "peak_memory_mb", "sync_wait_ms",
+                 "idle_sync_wait_ms")
+
+
+def load_timing_result(path: Path) -> dict:
+    """The timing child's result ({"framework"?, "implementation"} or a failure), validated:
+    anything else is a CorruptResult failure. Never raises, never blocks."""
+    data = read_untrusted(path, TIMING_RESULT_BYTES)
+    if isinstance(data, dict):
+        return data
+    try:
+        result = json.loads(data, parse_constant=_no_constant)
+    except (ValueError, RecursionError) as e:
+        return failure("CorruptResult", f"{path.name}: not JSON ({type(e).__name__}: {str(e)[:200]})")
+    why = _timing_problem(result)
+    return failure("CorruptResult", f"{path.name}: {why}") if why else result
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a number the protocol allows")
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _timing_problem(result) -> str | None:
+    if not isinstance(result, dict):
+        return "not a JSON object"
+    if "error_type" in result:
+        ok = set(result) == {"error_type", "error_msg"} and all(isinstance(v, str) for v in result.values())
+        return None if ok else "a malformed failure"
+    if set(result) - {"framework", "implementation"} or "implementation" not in result:
+        return f"unexpected keys {sorted(result)}"
+    for side, times in result.items():
+        if not isinstance(times, dict):
+            return f"{side} is not an object"
+        for key in _SIDE_NUMBERS:
+            if key in times and not _number(times[key]):
+                return f"{side}.{key} is not a finite number"
+        if not (_number(times.get("avg_latency_ms")) and times["avg_latency_ms"] >= 0):
+            return f"{side}.avg_latency_ms is missing or negative"
+        if not (isinstance(times.get("repeats", 0), int) and isinstance(times.get("times_ms", []), list)
+                and all(_number(t) for t in times.get("times_ms", []))):
+            return f"{side}: malformed repeats or times_ms"
+        ops = times.get("operators", {})
+        if not (isinstance(ops, dict) and all(isinstance(k, str) and _number(v) for k, v in ops.items())):
+            return f"{side}.operators is not a map of names to numbers"
+        if set(times) - {*_SIDE_NUMBERS, "repeats", "times_ms", "operators"}:
+            return f"{side}: unexpected keys"
+    return None
+
+
+def json_safe(value):
+    """`value` with every NaN and infinity replaced by the strings "NaN", "Infinity", "-Infinity",
+    so the reports are strict JSON: `json.dumps(json_safe(x), allow_nan=False)`."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
+
+
+def strict_json(value, **kwargs) -> str:
+    """The one way a report is written: no NaN or Infinity tokens, which strict parsers reject."""
+    return json.dumps(json_safe(value), allow_nan=False, **kwargs)

@@ -10,16 +10,16 @@ one process start-up for all its cases.
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import time
 from pathlib import Path
 
-import torch
 
 from tritonlint.runtime_check.backends import Backend
 from tritonlint.runtime_check.protocol import (CaseResult, ChildSpec, case_result, case_started, child_log, crash_report,
-                                               failed_case, kill)
+                                               failed_case, kill, load_case_result)
 
 POLL_S = 0.02
 
@@ -37,7 +37,7 @@ def run_side(backend: Backend, module: Path, cls: str, inputs: Path, cases: list
                              ("--module", str(module), "--cls", cls, "--inputs", str(inputs), "--out", str(out),
                               "--cases", ",".join(map(str, pending)), "--device", backend.device)
                              + (("--state",) if state else ()),
-                             env or backend.child_env())
+                             env or backend.child_env(), writable=(str(out),))
             results.update(_one_child(spec, out, pending, timeout))
             pending = [i for i in pending if i not in results]
     finally:
@@ -47,38 +47,39 @@ def run_side(backend: Backend, module: Path, cls: str, inputs: Path, cases: list
 
 def _one_child(spec: ChildSpec, out: Path, cases: list[int], timeout: float) -> dict[int, CaseResult]:
     """Run one child over `cases`, in order, until it has done them all or one case hangs
-    or kills it; the results it left, with that case's Timeout or Crash."""
+    or kills it; the results it left, with that case's Timeout or Crash, each with the
+    isolation that held (`isolation`, set here: the child cannot forge it)."""
     results: dict[int, CaseResult] = {}
     log = child_log(out, cases[0])
     with spec.running(log) as proc:
-        current, since = None, time.monotonic()
-        while True:
-            done = proc.poll() is not None  # before the files: a child that wrote its last result and exited is not a crash
-            for idx in cases:
-                if idx not in results and case_result(out, idx).exists():
-                    results[idx] = _load(case_result(out, idx))
-            pending = [i for i in cases if i not in results]
-            if not pending:
-                proc.wait()
-                return results
-            started = pending[0] if case_started(out, pending[0]).exists() else None
-            if started != current:
-                current, since = started, time.monotonic()
-            if done:
-                results[pending[0]] = failed_case("Crash", crash_report(proc.returncode, log))
-                return results
-            if time.monotonic() - since > timeout:
-                kill(proc)
-                results[pending[0]] = failed_case("Timeout", f"no result within {timeout:g} s (process killed)")
-                return results
-            time.sleep(POLL_S)
+        _watch(proc, out, cases, timeout, log, results)
+    for r in results.values():
+        r["isolation"] = proc.isolation
+    return results
 
 
-def _load(path: Path) -> CaseResult:
-    try:
-        result = torch.load(path, weights_only=True)
-    except Exception as e:  # a result file that is not plain tensors is not accepted
-        return failed_case("CorruptResult", f"{type(e).__name__}: {e}")
-    if not isinstance(result, dict) or "ok" not in result:
-        return failed_case("CorruptResult", "the result file is not a child result")
-    return result
+def _watch(proc, out: Path, cases: list[int], timeout: float, log: Path, results: dict[int, CaseResult]) -> None:
+    # One fixed deadline per case: `timeout` from the moment its start marker is first seen
+    # (or, before any, from the moment the child started). A child that deletes and re-creates
+    # its marker does not move it.
+    deadline = {None: time.monotonic() + timeout}
+    while True:
+        done = proc.poll() is not None  # before the files: a child that wrote its last result and exited is not a crash
+        for idx in cases:
+            if idx not in results and os.path.lexists(case_result(out, idx)):  # a symlink too: it is refused, not followed
+                results[idx] = load_case_result(case_result(out, idx))
+        pending = [i for i in cases if i not in results]
+        if not pending:
+            proc.wait()
+            return
+        started = pending[0] if os.path.lexists(case_started(out, pending[0])) else None
+        if started is not None and started not in deadline:
+            deadline[started] = time.monotonic() + timeout
+        if done:
+            results[pending[0]] = failed_case("Crash", crash_report(proc.returncode, log))
+            return
+        if time.monotonic() > deadline[started]:
+            kill(proc)
+            results[pending[0]] = failed_case("Timeout", f"no result within {timeout:g} s (process killed)")
+            return
+        time.sleep(POLL_S)

@@ -159,6 +159,7 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
         "inplace_source": "declared" if declared is not None else "learned",
         "notes": notes,
         "environment": env_json,
+        "isolation": next((c.get("isolation") for c in cands.values() if c.get("isolation")), None),  # protocol.ChildSpec
     }
 
 

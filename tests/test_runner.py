@@ -22,6 +22,8 @@ PID_MODEL = textwrap.dedent("""
     import os, time
     import torch
 
+    PROCESS = int.from_bytes(os.urandom(6), "little")  # one per process: in its own pid namespace every child is pid 2
+
     class Model(torch.nn.Module):
         def forward(self, x):
             if int(x) == 2:
@@ -30,7 +32,7 @@ PID_MODEL = textwrap.dedent("""
                 time.sleep(600)
             if int(x) == 6:
                 os._exit(0)
-            return torch.tensor([os.getpid()])
+            return torch.tensor([PROCESS])
 """)
 
 

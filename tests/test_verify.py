@@ -69,7 +69,10 @@ def test_fresh_inputs_defeat_a_result_cache(tmp_path):
     finally:
         if os.path.exists(cache):
             os.remove(cache)
-    assert r["passed_cases"] == 1 and [f["case_idx"] for f in r["failures"]] == [2]
+    failed = {f["case_idx"]: f for f in r["failures"]}
+    assert 2 in failed  # the cached answer is the wrong one for fresh inputs
+    if 1 in failed:  # in its own mount namespace the sandbox refuses the write to /tmp outright
+        assert "Read-only file system" in failed[1]["error_msg"], failed[1]
 
 
 def test_a_failure_says_why():
