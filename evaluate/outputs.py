@@ -8,6 +8,8 @@ Every file is written atomically."""
 
 from __future__ import annotations
 
+from tritonlint.runtime_check.protocol import strict_json
+
 import ast
 import csv
 import io
@@ -35,7 +37,7 @@ CSV_FIELDS = ["set", "task", "tier", "round", "submission", "layout", "status", 
 
 def write_json(path: Path, data) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(str(path), json.dumps(data, indent=2, default=str) + "\n", "utf-8")
+    write_atomic(str(path), strict_json(data, indent=2, default=str) + "\n", "utf-8")
 
 
 def device_of(records: list[Record], env: dict) -> dict:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from tritonlint.config import Config
 from tritonlint.files import lint_many
+from tritonlint.runtime_check.protocol import strict_json
 from tritonlint.runtime_check.options import GateOptions
 from tritonlint.runtime_check.tasks import discover_cases
 from tritonlint.writer import write_atomic
@@ -110,7 +111,7 @@ def _gate_all(records: list[Record], opts: EvalOptions, runs_dir: Path, progress
         rec = by_key[job["key"]]
         rec.runs[job["repeat"]] = runtime
         write_atomic(str(runs_dir / _file_name(job["key"])),
-                     json.dumps({"key": job["key"], "digest": job["digest"], "runtime": runtime}, default=str), "utf-8")
+                     strict_json({"key": job["key"], "digest": job["digest"], "runtime": runtime}, default=str), "utf-8")
         if progress:
             progress.done(job["key"], rec.sub.case.key, _label(rec, runtime))
 

@@ -28,8 +28,9 @@ import torch
 from tritonlint.runtime_check.backends import Backend, BackendUnavailable, get_backend
 from tritonlint.runtime_check.compare import compare_outputs, all_integer
 from tritonlint.runtime_check.options import DEFAULTS
-from tritonlint.runtime_check.protocol import (CASE_RESULT_BYTES, CaseInput, ChildSpec, case_input, child_log, crash_report, failure, kill,
-                                               load_timing_result, not_a_plain_file, timed_outputs, timing_result)
+from tritonlint.runtime_check.protocol import (MODEL_SEED, CASE_RESULT_BYTES, CaseInput, ChildSpec, case_input, child_log,
+                                               crash_report, failure, input_seed, kill, load_timing_result, not_a_plain_file,
+                                               strict_json, timed_outputs, timing_result)
 from tritonlint.runtime_check.runner import run_side
 from tritonlint.runtime_check.score import overall_speedup
 from tritonlint.runtime_check.tasks import load_module
@@ -60,33 +61,39 @@ def l1_gate(verify_json: Path) -> str | None:
 def benchmark(task_path: Path, impl_path: Path, backend: Backend, *, warmup: int = DEFAULTS.warmup,
               repeats: int = DEFAULTS.repeats, skip_framework: bool = False, framework_latency_ms: float | None = None,
               timeout: float = DEFAULTS.timeout, op_name: str | None = None, operators: bool = False,
-              cache_dir: str | None = None, expected: list | None = None, policy: str = DEFAULTS.policy) -> dict:
-    """`expected`: the reference's outputs for the seed-0 inputs (what verify's case 1 got);
-    without it a reference child computes them. The candidate's output of its last timed
-    call must match them: a kernel that is right once and wrong when called again, or that
-    does less work once it is being timed, fails the shape instead of scoring."""
+              cache_dir: str | None = None, expected: list | None = None, policy: str = DEFAULTS.policy,
+              inputs: list | None = None, inplace_outputs: list[int] | None = None) -> dict:
+    """`inputs` and `expected`: verify's case-1 inputs and the reference's outputs for them (the
+    gate passes both); without them the inputs come from a fresh secret seed and a reference child
+    computes the outputs. The candidate's output of its last timed call must match them: a kernel
+    that is right once and wrong when called again, or that does less work once it is being
+    timed, fails the shape instead of scoring. `inplace_outputs`: what verify learned."""
     task = load_module(task_path)
     small = backend.name == "cpu" and hasattr(task, "get_small_inputs")
-    torch.manual_seed(0)
-    shapes = [task.get_small_inputs() if small else task.get_inputs()]
+    if inputs is None:
+        torch.manual_seed(input_seed())
+        inputs = task.get_small_inputs() if small else task.get_inputs()
+        expected = None  # outputs for other inputs are no answer for these
+    shapes = [inputs]
     per_shape, speedups = [], []
-    inplace = bool(getattr(task, "INPLACE_OUTPUTS", None))  # repeated calls move the state on: no single-call answer
+    # repeated calls move an in-place state on: there is no single-call answer to check
+    inplace = bool(getattr(task, "INPLACE_OUTPUTS", None)) or bool(inplace_outputs)
     with tempfile.TemporaryDirectory(prefix="tritonlint-bench-") as tmp:
         folder = Path(tmp)
-        for idx, inputs in enumerate(shapes, start=1):
-            torch.save(CaseInput(init=list(task.get_init_inputs()), inputs=inputs, seed=0), case_input(folder, idx))
+        for idx, shape_inputs in enumerate(shapes, start=1):
+            torch.save(CaseInput(init=list(task.get_init_inputs()), inputs=shape_inputs, seed=MODEL_SEED), case_input(folder, idx))
             spec = ChildSpec("tritonlint.runtime_check.timing",
                              ("--task", str(task_path), "--impl", str(impl_path), "--inputs", str(case_input(folder, idx)),
                               "--device", backend.device, "--warmup", str(warmup), "--repeats", str(repeats),
                               "--out", str(timing_result(folder, idx)), "--outputs", str(timed_outputs(folder, idx)))
                              + (("--skip_framework",) if skip_framework else ()) + (("--operators",) if operators else ()),
                              backend.child_env(cache_dir))
-            row = {"case_idx": idx, "input_desc": describe(inputs), "status": "fail", "framework": None,
+            row = {"case_idx": idx, "input_desc": describe(shape_inputs), "status": "fail", "framework": None,
                    "implementation": None, "speedup_vs_torch": None, "error_type": None, "error_msg": None}
             timing = _time_shape(spec, folder, idx, timeout)
             if "error_type" not in timing and not inplace:
                 timing = _check_last_call(timing, expected, backend, task_path, folder, idx, timeout, policy,
-                                          all_integer(inputs))
+                                          all_integer(shape_inputs))
             if "error_type" in timing:
                 row.update(error_type=timing["error_type"], error_msg=timing["error_msg"])
                 speedups.append(None)
@@ -206,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
                        framework_latency_ms=args.framework_latency_ms, timeout=args.timeout, op_name=args.op_name,
                        operators=args.operators)
     out = Path(args.output) if args.output else folder / "perf_result.json"
-    out.write_text(json.dumps(result, indent=2) + "\n")
+    out.write_text(strict_json(result, indent=2) + "\n")
     print(f"benchmark {args.op_name}: speedup {result['speedup_vs_torch']} -> {out}")
     return 0
 

@@ -140,7 +140,7 @@ def run_gate(path: str, lint_valid: bool, lint_skipped: bool, backend: Backend, 
         else:
             perf = benchmark(ref, impl, backend, timeout=opts.timeout, op_name=impl.stem, operators=opts.operators,
                              cache_dir=cache, warmup=opts.warmup, repeats=opts.repeats, expected=kept.get("outputs"),
-                             policy=opts.policy)
+                             policy=opts.policy, inputs=kept.get("inputs"), inplace_outputs=v.get("inplace_outputs"))
             out["benchmark"] = perf
             if (tampered := _tampered(ref, digest)) is not None:
                 return {**out, "verdict": "incorrect", "why": tampered}

@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
+import secrets
 import math
 import os
 import shutil
@@ -41,7 +42,17 @@ class CaseInput(TypedDict):
 
     init: list  # get_init_inputs()
     inputs: list  # get_inputs(), or get_small_inputs() on the cpu backend
-    seed: int  # torch.manual_seed before the model is built: both sides draw the same weights
+    seed: int  # torch.manual_seed before the model is built: both sides draw the same weights (MODEL_SEED)
+
+
+# Both models are built from this seed: public, and independent of the inputs, which are drawn from
+# seeds the OS gives each run (`input_seed`). A candidate that knew the input seed could regenerate
+# the inputs in __init__ and precompute the answer; it never learns it before its outputs are in.
+MODEL_SEED = 20260501
+
+
+def input_seed() -> int:
+    return secrets.randbits(62)
 
 
 class Failure(TypedDict):

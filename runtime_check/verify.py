@@ -31,7 +31,7 @@ from tritonlint.runtime_check.backends import Backend, BackendUnavailable, get_b
 from tritonlint.runtime_check.compare import (CONTRACT_CHECKS, all_integer, compare_outputs, compare_tensor, contract,
                                               flatten_outputs, layout_notes)
 from tritonlint.runtime_check.options import BACKENDS, DEFAULTS, POLICIES
-from tritonlint.runtime_check.protocol import CaseInput, Failure, case_input, failure
+from tritonlint.runtime_check.protocol import MODEL_SEED, input_seed, strict_json, CaseInput, Failure, case_input, failure
 from tritonlint.runtime_check.runner import run_side
 from tritonlint.runtime_check.tasks import IMPL, load_module
 
@@ -107,16 +107,17 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
     with tempfile.TemporaryDirectory(prefix="tritonlint-verify-") as tmp:
         work = Path(tmp)
         env = backend.child_env(cache_dir)
-        inputs, descs = {}, {}
+        inputs, descs, seeds_used = {}, {}, {}
         (work / "inputs").mkdir()
         for idx in cases:
-            torch.manual_seed(idx - 1)
+            seeds_used[idx] = input_seed()  # secret until every child is done (recorded in the result)
+            torch.manual_seed(seeds_used[idx])
             inputs[idx] = make_inputs()
             descs[idx] = describe(inputs[idx])
             if declared is not None and not all(0 <= i < len(inputs[idx]) and isinstance(inputs[idx][i], torch.Tensor)
                                                 for i in declared):
                 raise ValueError(f"INPLACE_OUTPUTS {declared} must name tensor inputs (get_inputs gives {len(inputs[idx])})")
-            torch.save(CaseInput(init=list(task.get_init_inputs()), inputs=inputs[idx], seed=idx - 1),
+            torch.save(CaseInput(init=list(task.get_init_inputs()), inputs=inputs[idx], seed=MODEL_SEED),
                        case_input(work / "inputs", idx))
         refs = run_side(backend, task_path, "Model", work / "inputs", cases, timeout, state=probe_state, env=env)
         cands = run_side(backend, impl_path, "ModelNew", work / "inputs", cases, timeout, state=probe_state, env=env)
@@ -137,6 +138,7 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
             failures.append({"case_idx": idx, "input_desc": descs[idx], **why})
     if keep is not None and refs.get(1, {}).get("ok"):
         keep["outputs"] = refs[1]["outputs"]
+        keep["inputs"] = inputs[1]  # the benchmark times case 1's inputs, whose seed the candidate never saw
         keep["inplace_outputs"] = sorted(learned)
     env_json = environment(backend)
     if cache_dir:
@@ -156,6 +158,7 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
         # INPLACE_OUTPUTS, or the inputs the reference changed. Repeated calls on these inputs move
         # the state on, so a timed call has no single-call answer to check.
         "inplace_outputs": sorted(learned),
+        "input_seeds": {str(i): seeds_used[i] for i in cases},  # for reproducing a run; written after every child is gone
         "inplace_source": "declared" if declared is not None else "learned",
         "notes": notes,
         "environment": env_json,
@@ -289,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
                         policy="exact" if args.non_compute else args.tolerance, op_name=args.op_name,
                         probe_state=args.probe_state, cache_dir=cache if args.fresh_cache else None)
     out = Path(args.output) if args.output else folder / verify_file_name(args.triton_impl_name)
-    out.write_text(json.dumps(result, indent=2, default=str) + "\n")
+    out.write_text(strict_json(result, indent=2, default=str) + "\n")
     print(f"verify {args.op_name}: {result['passed_cases']}/{result['total_cases']} passed -> {out}")
     for f in result["failures"]:
         if f["error_type"] == "Timeout":

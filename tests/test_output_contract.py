@@ -68,8 +68,11 @@ def test_non_contiguous_right_answer_passes_with_a_note():
 @requires_triton
 def test_the_parent_compares_inputs_with_its_own_copy_not_a_file_the_candidate_can_rewrite():
     r = run_verify(GELU / "gelu_torch.py", HOSTILE / "gelu_rewrites_case_files.py")
-    assert [f["error_type"] for f in r["failures"]] == ["InputModified"] * 2
-    assert "input 0 was modified" in r["failures"][0]["error_msg"]
+    assert r["passed_cases"] == 0 and len(r["failures"]) == 2
+    for f in r["failures"]:  # namespaces: the rewrite itself is refused; without them the parent's copy catches it
+        sandboxed = "Read-only file system" in f["error_msg"]
+        assert (f["error_type"], sandboxed) in (("InputModified", False), ("RuntimeError", True)), f
+        assert sandboxed or "input 0 was modified" in f["error_msg"]
 
 
 @requires_triton

@@ -176,3 +176,15 @@ def test_cli_run_without_a_usable_reference_is_a_usage_error(cli, tmp_path):
     raising.write_text((GELU / "gelu_torch.py").read_text() + "\nraise RuntimeError('the task file is broken')\n")
     one_line_error(cli(str(sub), "--run", "--backend", "cpu", "--seeds", "1", "--reference", str(raising), timeout=600),
                    str(raising), "RuntimeError", "the task file is broken")
+
+
+def test_inputs_come_from_secret_seeds_the_candidate_never_sees():
+    """A candidate that replays get_inputs() in __init__ (as it could when the gate seeded torch with
+    the input seed before building it) fails: models are built from MODEL_SEED, inputs from seeds the
+    OS draws per run, recorded in the result only after every child is done."""
+    replay = run_verify(HOSTILE / "gelu_replays_inputs.py", seeds=2)
+    assert only_errors(replay) == ["MismatchError", "MismatchError"]
+    a = run_verify(GELU / "gelu_triton_ascend_impl.py", seeds=2)
+    b = run_verify(GELU / "gelu_triton_ascend_impl.py", seeds=2)
+    assert a["passed_cases"] == b["passed_cases"] == 2
+    assert set(a["input_seeds"]) == {"1", "2"} and a["input_seeds"] != b["input_seeds"]

@@ -67,8 +67,9 @@ def _merge_checks(results: Sequence[FileResult]) -> dict:
 
 
 def write_json(report: dict, out: IO[str]) -> None:
-    json.dump(report, out, indent=2)
-    out.write("\n")
+    from tritonlint.runtime_check.protocol import strict_json  # torch-free: no NaN/Infinity tokens
+
+    out.write(strict_json(report, indent=2) + "\n")
 
 
 def _gh_escape(s: str, prop: bool = False) -> str:
