@@ -83,7 +83,7 @@ def benchmark(task_path: Path, impl_path: Path, backend: Backend, *, warmup: int
         for idx, shape_inputs in enumerate(shapes, start=1):
             torch.save(CaseInput(init=list(task.get_init_inputs()), inputs=shape_inputs, seed=MODEL_SEED), case_input(folder, idx))
             spec = ChildSpec("tritonlint.runtime_check.timing",
-                             ("--task", str(task_path), "--impl", str(impl_path), "--inputs", str(case_input(folder, idx)),
+                             ("--task", str(Path(task_path).resolve()), "--impl", str(Path(impl_path).resolve()), "--inputs", str(case_input(folder, idx)),
                               "--device", backend.device, "--warmup", str(warmup), "--repeats", str(repeats),
                               "--out", str(timing_result(folder, idx)), "--outputs", str(timed_outputs(folder, idx)))
                              + (("--skip_framework",) if skip_framework else ()) + (("--operators",) if operators else ()),

@@ -34,7 +34,7 @@ def run_side(backend: Backend, module: Path, cls: str, inputs: Path, cases: list
         pending = list(cases)
         while pending:  # each child settles at least one case, so this ends
             spec = ChildSpec("tritonlint.runtime_check.child",
-                             ("--module", str(module), "--cls", cls, "--inputs", str(inputs), "--out", str(out),
+                             ("--module", str(Path(module).resolve()), "--cls", cls, "--inputs", str(inputs), "--out", str(out),
                               "--cases", ",".join(map(str, pending)), "--device", backend.device)
                              + (("--state",) if state else ()),
                              env or backend.child_env(), writable=(str(out),))

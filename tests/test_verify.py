@@ -188,3 +188,10 @@ def test_inputs_come_from_secret_seeds_the_candidate_never_sees():
     b = run_verify(GELU / "gelu_triton_ascend_impl.py", seeds=2)
     assert a["passed_cases"] == b["passed_cases"] == 2
     assert set(a["input_seeds"]) == {"1", "2"} and a["input_seeds"] != b["input_seeds"]
+
+
+def test_cli_run_with_relative_paths(cli):
+    """Children run in a private working folder: the paths the user typed must still reach them."""
+    run = cli("cases/t1/gelu/gelu_triton_ascend_impl.py", "--run", "--backend", "cpu", "--seeds", "1", "--json", timeout=600)
+    assert run.rc == 0, run.stderr
+    assert run.json["files"][0]["runtime"]["verdict"] == "passed"
