@@ -147,7 +147,9 @@ class ChildSpec:
             (box / sub).mkdir()
         env = child_environment(self.env, box)
         cache = env.get("TRITON_CACHE_DIR")
-        writable = [*self.writable, *([cache] if cache and os.path.isdir(cache) else [])]
+        if cache:  # a cache folder that does not exist yet would stay read-only in the child: every compile fails
+            os.makedirs(cache, exist_ok=True)
+        writable = [*self.writable, *([cache] if cache else [])]
         report_r, report_w = os.pipe()
         keeper = [sys.executable, "-I", "-m", "tritonlint.runtime_check.sandbox", "--box", str(box / "work"),
                   "--report", str(report_w), *(a for d in [str(box), *writable] for a in ("--rw", d)),

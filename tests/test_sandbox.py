@@ -230,3 +230,25 @@ def test_the_candidate_is_not_handed_the_reference(mode, tmp_path):
     r = verify(tmp_path / "argv.py", seeds=1)
     msg = r["failures"][0]["error_msg"]
     assert "ARGV" in msg and "gelu_torch" not in msg and r["isolation"]
+
+
+def test_a_triton_cache_folder_that_does_not_exist_yet_is_made_writable(tmp_path):
+    """Found on the H100: TRITON_CACHE_DIR naming a folder not yet made stayed read-only in the child's
+    namespace, so every kernel compile failed with 'Read-only file system'."""
+    import os
+
+    from tritonlint.runtime_check.backends import get_backend
+    from tritonlint.runtime_check.verify import verify
+
+    cache = tmp_path / "not-yet" / "triton-cache"
+    old = os.environ.get("TRITON_CACHE_DIR")
+    os.environ["TRITON_CACHE_DIR"] = str(cache)
+    try:
+        gelu = ROOT / "cases" / "t1" / "gelu"
+        r = verify(gelu / "gelu_torch.py", gelu / "gelu_triton_ascend_impl.py", get_backend("cpu"), seeds=1, timeout=120)
+    finally:
+        if old is None:
+            os.environ.pop("TRITON_CACHE_DIR")
+        else:
+            os.environ["TRITON_CACHE_DIR"] = old
+    assert r["failures"] == [] and cache.is_dir()
