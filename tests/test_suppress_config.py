@@ -139,3 +139,9 @@ def test_excludes_gitignore_and_force_exclude(tmp_path):
     assert sorted(f["path"] for f in named.json["files"]) == ["generated/gen.py", "scratch.py"]
     forced = run_cli("generated/gen.py", "keep.py", "--json", "--force-exclude", cwd=tmp_path)  # ...unless forced
     assert [f["path"] for f in forced.json["files"]] == ["keep.py"]
+    (tmp_path / ".gitignore").write_text("scratch.py\nvendored/\n")
+    (tmp_path / "vendored").mkdir()
+    (tmp_path / "vendored" / "lib.py").write_text(WARNS)
+    assert [f["path"] for f in run_cli(".", "--json", cwd=tmp_path).json["files"]] == ["./keep.py"]
+    named = run_cli("vendored", "--json", cwd=tmp_path)  # an ignored folder named on the command line is linted
+    assert [f["path"] for f in named.json["files"]] == ["vendored/lib.py"]

@@ -60,18 +60,20 @@ def _excluded(path: str, per: ConfigFor) -> bool:
 
 
 def _git_ignored(folder: str, files: list[str]) -> set[str]:
-    """The files git ignores (.gitignore and friends); nothing when git or a repository is absent."""
+    """The files below a named folder that git ignores (.gitignore and friends); nothing when git or a
+    repository is absent, or when the named folder is itself ignored (naming it asks for it anyway)."""
     if not files:
         return set()
     try:
         run = subprocess.run(["git", "-C", folder, "check-ignore", "--stdin", "-z"],
-                             input="\0".join(os.path.relpath(f, folder) for f in files) + "\0",
+                             input="\0".join([".", *(os.path.relpath(f, folder) for f in files)]) + "\0",
                              capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.SubprocessError):
         return set()
-    if run.returncode not in (0, 1):  # 128: not a work tree
+    ignored = [rel for rel in run.stdout.split("\0") if rel]
+    if run.returncode not in (0, 1) or "." in ignored:  # 128: not a work tree
         return set()
-    return {os.path.join(folder, rel) for rel in run.stdout.split("\0") if rel}
+    return {os.path.join(folder, rel) for rel in ignored}
 
 
 FixMode = tuple[bool, bool] | None  # (unsafe, write) or no fixing
