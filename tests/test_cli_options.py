@@ -84,3 +84,12 @@ def test_every_cli_flag_is_in_the_readme():
     flags = [s for a in _parser()._actions for s in a.option_strings if s.startswith("--") and s != "--help"]
     missing = [f for f in flags if not re.search(rf"(?<![\w-]){re.escape(f)}(?![\w-])", readme)]
     assert flags and missing == []
+
+
+def test_readme_sample_output_is_what_the_command_prints():
+    from conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("$ tritonlint examples/\n", 1)[1].split("```", 1)[0]
+    run = run_cli("examples/", cwd=ROOT)
+    assert run.stdout == block
