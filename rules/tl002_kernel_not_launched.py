@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from tritonlint.kernels import uses_triton
+from tritonlint.kernels import real_kernels
 from tritonlint.rule import DEGRADATION, Context, Diagnostic, Rule
 
 
@@ -127,7 +127,7 @@ class KernelNotLaunched(Rule):
         cls = m.entry_class
         if cls is None:
             return self._misnamed_entry(m) if m.kernels else []
-        if not any(uses_triton(m, k) for k in m.kernels):
+        if not real_kernels(m):
             return []  # no kernel at all: TL001's finding
         entry = m.entry
         if entry is None:

@@ -49,9 +49,12 @@ class FileResult:
     def valid(self) -> bool:
         """Degradation and integrity findings, a file that cannot be analysed, and a failed gate
         make a file invalid; hazards and performance findings never do."""
-        if self.status == FAILED or any(d.invalidates for d in self.diagnostics):
-            return False
-        return self.runtime is None or self.runtime.get("verdict") in (None, "passed", "skipped")
+        return not (self.status == FAILED or any(d.invalidates for d in self.diagnostics) or self.gate_failed)
+
+    @property
+    def gate_failed(self) -> bool:
+        """The runtime gate ran and did not pass (not run, skipped and passed are no failure)."""
+        return bool(self.runtime) and self.runtime.get("verdict") not in (None, "passed", "skipped")
 
     def to_json(self) -> dict:
         return {

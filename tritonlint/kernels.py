@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Callable
 
 import libcst as cst
@@ -79,15 +80,10 @@ def pointer_arg(call: cst.Call) -> cst.BaseExpression | None:
     return None
 
 
-def uses_triton(m: ModuleModel, k: Function) -> bool:
-    """A kernel does something Triton does: some name in it resolves into triton (`tl.load`, `tl.arange`, ...).
-    A `@triton.jit` function that does not is no kernel."""
-    return any(
-        q.startswith(torch_api.KERNEL_MATH_PREFIXES)
-        for kind in (cst.Attribute, cst.Name)
-        for node, scope in k.nodes(kind)
-        for q in m.externals(node, scope)
-    )
+def real_kernels(m: ModuleModel) -> list[Function]:
+    """The kernels that do something Triton does: some name in them resolves into triton (`tl.load`,
+    `tl.arange`, ...). A `@triton.jit` function that does not is no kernel. Computed once per model."""
+    return m.analysis(KernelFacts).real_kernels
 
 
 def param_roles(m: ModuleModel, k: Function) -> dict[str, set[str]]:
@@ -102,6 +98,18 @@ class KernelFacts:
         self.m = model
         self._refs: dict[Function, list[tuple[str, set[str], list[cst.Call], Scope]]] = {}
         self._roles: dict[Function, dict[str, set[str]]] = {}
+
+    @cached_property
+    def real_kernels(self) -> list[Function]:
+        return [k for k in self.m.kernels if self._uses_triton(k)]
+
+    def _uses_triton(self, k: Function) -> bool:
+        return any(
+            q.startswith(torch_api.KERNEL_MATH_PREFIXES)
+            for kind in (cst.Attribute, cst.Name)
+            for node, scope in k.nodes(kind)
+            for q in self.m.externals(node, scope)
+        )
 
     def binding_refs(self, k: Function) -> list[tuple[str, set[str], list[cst.Call], Scope]]:
         """For each assignment in kernel `k`: (name, names its value reads, calls in it, scope)."""

@@ -40,7 +40,7 @@ def build_report(results: Sequence[FileResult], elapsed_ms: float) -> dict:
             "checked": sum(r.status != SKIPPED for r in results),  # what the text's "N files checked" says
             "failed": sum(r.status == FAILED for r in results),
             "invalid": sum(not r.valid for r in results if r.status != SKIPPED),
-            "gate_failures": sum(bool(r.runtime) and r.runtime.get("verdict") not in (None, "passed", "skipped") for r in results),
+            "gate_failures": sum(r.gate_failed for r in results),
             "errors": sum(d.severity == ERROR for d in diags),
             "warnings": sum(d.severity == WARNING for d in diags),
             "fixable": sum(d.fix_json is not None for d in diags),
@@ -101,7 +101,7 @@ def verdict_line(r: FileResult) -> str | None:
     gaming = r.checks.get("no_measurement_gaming", {})
     if not gaming.get("passed", True):
         why.append("games the measurement (" + ", ".join(sorted({v["code"] for v in gaming["violations"]})) + ")")
-    if r.runtime and r.runtime.get("verdict") not in (None, "passed", "skipped"):
+    if r.gate_failed:
         why.append(f"runtime gate: {r.runtime['verdict']}")
     return f"{r.path}: invalid: " + "; ".join(why or ["see findings"])
 
