@@ -18,6 +18,7 @@ import libcst as cst
 from tritonlint import torch_api
 from tritonlint.bindings import BindingKind, ClassInfo, Container, External, Function, Instance, Launcher, Scope, ScopeKind
 from tritonlint.model import REFERENCE_CLASSES, REFERENCE_FUNCTIONS, ModuleModel
+from tritonlint.syntax import dotted
 
 # Builtins that only inspect, convert Python values or build containers.
 SAFE_BUILTINS = frozenset(
@@ -115,12 +116,10 @@ def torch_values(m: ModuleModel, functions: Iterable[Function], skip: set[int]) 
 
 def _spells_import(m: ModuleModel, node: cst.CSTNode, scope: Scope) -> bool:
     """`torch.tanh`, `F.gelu`, `tanh` after `from torch import tanh`: a name rooted at an import."""
-    root = node
-    while isinstance(root, cst.Attribute):
-        root = root.value
-    if not isinstance(root, cst.Name):
+    name = dotted(node)
+    if name is None:
         return False
-    bindings = m.lookup(root.value, scope)
+    bindings = m.lookup(name.split(".", 1)[0], scope)
     return bool(bindings) and all(b.kind is BindingKind.IMPORT for b in bindings)
 
 
