@@ -26,8 +26,6 @@ import os
 import shutil
 import signal
 import stat
-import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -138,10 +136,13 @@ class ChildSpec:
     isolate: bool = True  # own namespaces where the kernel allows (sandbox.py)
 
     @contextmanager
-    def running(self, log: Path) -> Iterator[subprocess.Popen]:
-        """The started child; on leaving, it and everything it started are gone (killed if
-        still running), and `proc.isolation` says which isolation held.
-        Its output goes to `log`: a submission may print gigabytes."""
+    def running(self, log: Path) -> Iterator["Forked"]:
+        """The started child (forked from the fork server for this environment, zygote.py);
+        on leaving, it and everything it started are gone (killed if still running), and
+        `proc.isolation` says which isolation held. Its output goes to `log`: a submission
+        may print gigabytes."""
+        from tritonlint.runtime_check.zygote import server_for
+
         box = Path(tempfile.mkdtemp(prefix="tritonlint-box-"))
         for sub in ("home", "tmp", "work"):
             (box / sub).mkdir()
@@ -149,60 +150,27 @@ class ChildSpec:
         cache = env.get("TRITON_CACHE_DIR")
         if cache:  # a cache folder that does not exist yet would stay read-only in the child: every compile fails
             os.makedirs(cache, exist_ok=True)
-        writable = [*self.writable, *([cache] if cache else [])]
-        report_r, report_w = os.pipe()
-        keeper = [sys.executable, "-I", "-m", "tritonlint.runtime_check.sandbox", "--box", str(box / "work"),
-                  "--report", str(report_w), *(a for d in [str(box), *writable] for a in ("--rw", d)),
-                  *(["--isolate"] if self.isolate else []),
-                  "--", sys.executable, "-I", "-m", self.module, *self.args]
+        writable = [str(box), *self.writable, *([cache] if cache else [])]
         try:
-            with open(log, "wb") as sink:
-                proc = subprocess.Popen(keeper, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                        env=env, cwd=box / "work", pass_fds=(report_w,),
-                                        start_new_session=True)  # its own process group, for kill()
+            proc = server_for(env).spawn(self.module, list(self.args), env, str(box / "work"), writable,
+                                                      self.isolate, log)
         except BaseException:
-            os.close(report_r)
             shutil.rmtree(box, ignore_errors=True)
             raise
-        finally:
-            os.close(report_w)
-        proc.isolation = None
         try:
             yield proc
         finally:
-            if proc.poll() is None:
-                kill(proc)
-            else:
-                _kill_group(proc)  # what is left of its process group (the fallback's keeper is gone)
-            with os.fdopen(report_r, "rb") as report:  # the keeper is gone: this read cannot block
-                line = report.read(1000).decode(errors="replace").strip()
-            proc.isolation = ISOLATION.format(line or "the keeper died before it said")
+            proc.stop()
+            proc.isolation = ISOLATION.format(proc.report or "the keeper died before it said")
             shutil.rmtree(box, ignore_errors=True)
 
 
 ISOLATION = "python -I, private working directory, scrubbed environment; {}"
-STOP_GRACE_S = 5.0  # how long the keeper has to kill its descendants before it is killed itself
 
 
-def kill(proc: subprocess.Popen) -> None:
-    """Stop a child: its keeper kills the whole tree (SIGTERM), then the group is killed."""
-    try:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=STOP_GRACE_S)
-    except subprocess.TimeoutExpired:  # a keeper that a submission stopped (the fallback: it can see it)
-        pass
-    except ProcessLookupError:
-        pass
-    _kill_group(proc)
-    proc.wait()
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)  # the whole group: a submission may have forked
-    except (ProcessLookupError, PermissionError):
-        if proc.poll() is None:
-            proc.kill()
+def kill(proc) -> None:
+    """Stop a child: its keeper kills the whole tree (SIGTERM), then its session is killed."""
+    proc.stop()
 
 
 def crash_report(returncode: int, log: Path) -> str:

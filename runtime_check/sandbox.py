@@ -1,32 +1,32 @@
-"""The keeper: the one process the parent starts for each child, and the only one it
-waits on. `python -I -m tritonlint.runtime_check.sandbox --box DIR [--rw DIR]...
---report FD [--isolate] -- COMMAND...`
+"""The keeper: the process the fork server (zygote.py) forks for each child, and the only
+one it waits on: `keep(box, rw, report, isolate, start)`.
 
-With --isolate, on Linux, where the kernel lets it (root, or unprivileged user
+With isolate, on Linux, where the kernel lets it (root, or unprivileged user
 namespaces are not needed: we ask only for what root may do), the keeper unshares
 pid, mount, network and IPC namespaces, then:
 - makes every mount read-only in its own mount namespace except the private box and
-  the `--rw` folders (a candidate cannot rewrite the reference task, plant a module
+  the `rw` folders (a candidate cannot rewrite the reference task, plant a module
   for the next child, or poison anything outside its box); device files stay usable
   (opening a character device for writing is allowed on a read-only mount), /dev/shm
   is a fresh tmpfs and /proc is the new pid namespace's own (the candidate cannot see
   or signal the parent, nor read its command line or environment);
-- forks the namespace's init, which starts COMMAND and, once it has exited, exits
-  itself: the kernel then kills every process left in the namespace (setsid or not)
-  and the keeper's wait returns only when they are all gone.
-Without namespaces (no --isolate, not Linux, or unshare refused) the keeper is a
-child subreaper: every orphan of COMMAND's tree is re-parented to it, and it kills
-them all once COMMAND is done or it is told to stop (SIGTERM). A candidate that kills
-the keeper itself in that mode can leave orphans: the namespaces are what hold.
+- forks the namespace's init, which forks the child (`start()`) and, once it has
+  exited, exits itself: the kernel then kills every process left in the namespace
+  (setsid or not) and the keeper's wait returns only when they are all gone.
+Without namespaces (not asked, not Linux, or unshare refused) the keeper is a child
+subreaper: every orphan of the child's tree is re-parented to it, and it kills them
+all once the child is done or it is told to stop (SIGTERM). A candidate that kills
+the keeper itself in that mode can leave orphans (the fork server then kills the
+keeper's session): the namespaces are what hold.
 
-The keeper writes one line to the report fd before it starts COMMAND: which isolation
-held. COMMAND never inherits that fd. It ends the way COMMAND ended (same exit code,
-or killed by the same signal), so the parent's crash report is unchanged. Imports no
-torch: it starts in a few tens of milliseconds."""
+The keeper writes one line to the report fd before it starts the child: which
+isolation held. The child never inherits that fd. The keeper ends the way the child
+ended (same exit code, or killed by the same signal), so the parent's crash report is
+unchanged. The process it runs in was forked from a server that imported torch but
+never initialised an accelerator, so the child starts in a fraction of a second."""
 
 from __future__ import annotations
 
-import argparse
 import ctypes
 import os
 import resource
@@ -138,24 +138,23 @@ def _reap() -> None:
             return
 
 
-def _exec(command: list[str], box: str) -> None:
-    """In the forked process: become COMMAND, in the box."""
+def _start(start) -> None:
+    """In the forked process: become the child (`start` never returns)."""
     try:
-        os.chdir(box)
-        os.execv(command[0], command)
+        start()
     finally:
         os._exit(127)
 
 
-def _init(command: list[str], box: str, status_w: int) -> None:
-    """Pid 1 of the new namespace: start COMMAND, reap everything, send its status, exit."""
+def _init(start, status_w: int) -> None:
+    """Pid 1 of the new namespace: start the child, reap everything, send its status, exit."""
     try:
         _call("prctl", PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the keeper killed: the namespace goes with it
         _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)  # this namespace's processes only
         pid = os.fork()
         if pid == 0:
             os.close(status_w)
-            _exec(command, box)
+            _start(start)
         while True:
             done, status = os.wait()
             if done == pid:
@@ -166,7 +165,7 @@ def _init(command: list[str], box: str, status_w: int) -> None:
 
 
 def _end_like(status: int) -> None:
-    """Exit as COMMAND did: its exit code, or its signal (no core file)."""
+    """Exit as the child did: its exit code, or its signal (no core file)."""
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -176,17 +175,12 @@ def _end_like(status: int) -> None:
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 
 
-def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--box", required=True)
-    ap.add_argument("--rw", action="append", default=[])
-    ap.add_argument("--report", type=int, required=True)
-    ap.add_argument("--isolate", action="store_true")
-    ap.add_argument("command", nargs=argparse.REMAINDER)
-    args = ap.parse_args(argv)
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+def keep(box: str, rw: list[str], report: int, isolate: bool, start) -> None:
+    """Be the keeper of one child: isolate what the kernel allows, write which isolation held
+    to the `report` fd, run `start()` (which becomes the child and never returns) in a forked
+    process, wait for it and everything it started, and end the way it ended."""
     held, namespaces = [], False
-    if args.isolate and os.environ.get(NO_NAMESPACES) != "1":
+    if isolate and os.environ.get(NO_NAMESPACES) != "1":
         try:
             _call("unshare", CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC)
             namespaces = True
@@ -195,7 +189,7 @@ def main(argv: list[str] | None = None) -> None:
     if namespaces:
         held.append("pid+mount+net+ipc namespaces")
         try:
-            held.append(lock_down([os.path.realpath(d) for d in [args.box, *args.rw]]))
+            held.append(lock_down([os.path.realpath(d) for d in [box, *rw]]))
         except OSError as e:
             held.append(f"filesystem writable ({e.strerror})")
     else:
@@ -204,14 +198,14 @@ def main(argv: list[str] | None = None) -> None:
             held.append("subreaper keeper (descendants killed; not if the keeper itself is killed)")
         except OSError as e:
             held.append(f"process group only ({e.strerror})")
-    os.write(args.report, ("; ".join(held) + "\n").encode())
-    os.close(args.report)
+    os.write(report, ("; ".join(held) + "\n").encode())
+    os.close(report)
     if namespaces:
         status_r, status_w = os.pipe()
         init = os.fork()
         if init == 0:
             os.close(status_r)
-            _init(command, args.box, status_w)
+            _init(start, status_w)
         os.close(status_w)
 
         def stop(*_):  # the parent's deadline: the namespace goes, then the keeper
@@ -225,7 +219,7 @@ def main(argv: list[str] | None = None) -> None:
         _end_like(int(raw) if raw.strip().lstrip(b"-").isdigit() else 1 << 8)
     pid = os.fork()
     if pid == 0:
-        _exec(command, args.box)
+        _start(start)
 
     def stop(*_):
         kill_descendants()
@@ -235,7 +229,3 @@ def main(argv: list[str] | None = None) -> None:
     _, status = os.waitpid(pid, 0)
     kill_descendants()
     _end_like(status)
-
-
-if __name__ == "__main__":
-    main()
