@@ -14,7 +14,7 @@ from .discover import Submission
 from .stats import summary
 
 INCORRECT = {"MismatchError", "OutputContract", "OutputError", "InputModified", "HiddenStateMismatch"}  # OutputError: runs/ from before the contract
-STATUSES = ("passed", "incorrect", "timeout", "failed", "lint_rejected", "not_a_submission", "unreadable", "not_run")
+STATUSES = ("passed", "incorrect", "degraded", "timeout", "failed", "lint_rejected", "not_a_submission", "unreadable", "not_run")
 
 
 @dataclasses.dataclass
@@ -137,7 +137,7 @@ class Record:
         return out
 
 
-_EVAL_STATUS = {"passed": "passed", "incorrect": "incorrect", "timeout": "timeout", "skipped": "not_run"}
+_EVAL_STATUS = {"passed": "passed", "incorrect": "incorrect", "degraded": "degraded", "timeout": "timeout", "skipped": "not_run"}
 
 
 def run_status(run: dict) -> str:

@@ -22,7 +22,8 @@ import sys
 import traceback
 from pathlib import Path
 
-from tritonlint.runtime_check.protocol import CaseResult, case_input, case_result, case_started, failed_case
+from tritonlint.runtime_check.protocol import (CaseResult, case_input, case_result, case_started, census_result,
+                                               failed_case)
 
 
 def _portable(value):
@@ -31,15 +32,23 @@ def _portable(value):
     return portable(value)
 
 
+def build(module, cls: str, payload: dict, device: str):
+    """(model, inputs) on the device, the model built from the case's model seed."""
+    import torch
+
+    inputs = [v.to(device) if isinstance(v, torch.Tensor) else v for v in payload["inputs"]]
+    torch.manual_seed(payload.get("seed", 0))  # both sides draw the same initial weights
+    model = getattr(module, cls)(*payload["init"])
+    if isinstance(model, torch.nn.Module):
+        model = model.to(device)
+    return model, inputs
+
+
 def run_case(module, cls: str, payload: dict, device: str, state: bool) -> CaseResult:
     import torch
 
     try:
-        inputs = [v.to(device) if isinstance(v, torch.Tensor) else v for v in payload["inputs"]]
-        torch.manual_seed(payload.get("seed", 0))  # both sides draw the same initial weights
-        model = getattr(module, cls)(*payload["init"])
-        if isinstance(model, torch.nn.Module):
-            model = model.to(device)
+        model, inputs = build(module, cls, payload, device)
         with torch.no_grad():
             out = model(*inputs)
         if device != "cpu":
@@ -55,6 +64,20 @@ def run_case(module, cls: str, payload: dict, device: str, state: bool) -> CaseR
         return _failed(e)
 
 
+def take_census(module, cls: str, payload: dict, device: str) -> dict:
+    """One more forward on a verified case's inputs, with census.py's recorders on."""
+    import torch
+
+    from tritonlint.runtime_check import census
+
+    try:
+        model, inputs = build(module, cls, payload, device)
+        with torch.no_grad():
+            return census.record(lambda: model(*inputs), device)
+    except BaseException as e:
+        return {"error": f"the census call raised {type(e).__name__}: {str(e)[:500]}"}
+
+
 def _failed(e: BaseException) -> CaseResult:
     return failed_case(type(e).__name__, f"{e}\n{traceback.format_exc(limit=-3)}")
 
@@ -68,13 +91,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cases", required=True, help="comma-separated case numbers, run in this order")
     ap.add_argument("--device", required=True)
     ap.add_argument("--state", action="store_true", help="also return the model's parameters and buffers")
+    ap.add_argument("--census", action="store_true", help="after the cases, record one forward (census.py)")
     args = ap.parse_args(argv)
     import torch
 
     from tritonlint.runtime_check.tasks import load_module
 
     inputs, out = Path(args.inputs), Path(args.out)
-    module, load_error = None, None
+    module, load_error, verified = None, None, None
     for idx in [int(c) for c in args.cases.split(",")]:
         case_started(out, idx).touch()
         payload = torch.load(case_input(inputs, idx), weights_only=True)
@@ -84,11 +108,22 @@ def main(argv: list[str] | None = None) -> int:
             except BaseException as e:  # an import error fails every case, each with its message
                 load_error = _failed(e)
         result = load_error or run_case(module, args.cls, payload, args.device, args.state)
-        final = case_result(out, idx)
-        partial = final.with_name(final.name + ".tmp")
-        torch.save(result, partial)
-        os.replace(partial, final)
+        if verified is None and result.get("ok"):
+            verified = payload
+        _publish(case_result(out, idx), lambda path: torch.save(result, path))
+    if args.census and verified is not None:
+        from tritonlint.runtime_check import census
+
+        found = take_census(module, args.cls, verified, args.device)
+        _publish(census_result(out), lambda path: census.write(found, path))
     return 0
+
+
+def _publish(final: Path, write) -> None:
+    """Write to a temporary name and rename, so the parent never reads half a file."""
+    partial = final.with_name(final.name + ".tmp")
+    write(partial)
+    os.replace(partial, final)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from tritonlint.runtime_check.benchmark import benchmark
 from tritonlint.runtime_check.options import GateOptions
 from tritonlint.runtime_check.score import score, weighted
 from tritonlint.runtime_check.tasks import CASES
-from tritonlint.runtime_check.verify import verify
+from tritonlint.runtime_check.verify import census_refusal, verify
 
 
 def find_reference(impl: Path, explicit: str | None) -> tuple[Path | None, str | None]:
@@ -69,12 +69,15 @@ _VERDICTS = {"Timeout": "timeout", "Crash": "crashed", "UntimedWork": "untimed_w
 
 
 def verdict(v: dict, perf: dict | None, timed: bool) -> tuple[str, str]:
-    """(runtime verdict, one line why): passed, incorrect, crashed, timeout, untimed_work or not_timed."""
+    """(runtime verdict, one line why): passed, incorrect, crashed, timeout, degraded (the census
+    refused it), untimed_work or not_timed."""
     if v["failures"] or v["total_cases"] == 0:
         first = v["failures"][0] if v["failures"] else {"error_type": "NoCases", "error_msg": "no case ran", "case_idx": None}
         kinds = [f.get("error_type") for f in v["failures"]]
         kind = next((_VERDICTS[k] for k in ("Timeout", "Crash") if k in kinds), "incorrect")
         return kind, f"{v['passed_cases']}/{v['total_cases']} cases passed ({v['policy']}); case {first.get('case_idx')}: {first.get('error_type')}: {_first_line(first.get('error_msg'))}"
+    if (refused := census_refusal(v)) is not None:
+        return "degraded", f"census: {refused}"
     if not timed:
         return "passed", f"{v['total_cases']}/{v['total_cases']} cases passed ({v['policy']}); correctness only, not timed"
     bad = [r for r in (perf or {}).get("per_shape_results", []) if r.get("error_type")]
@@ -131,6 +134,11 @@ def run_gate(path: str, lint_valid: bool, lint_skipped: bool, backend: Backend, 
         correct = v["total_cases"] > 0 and v["passed_cases"] == v["total_cases"]
         out: dict = {"reference": str(ref), "reference_sha256": digest, "isolation": v.get("isolation"), "verify": v,
                      "benchmark": None, "score": None}
+        if correct and census_refusal(v) is not None:
+            out["regression_type"] = (v.get("census") or {}).get("regression_type")
+            out["benchmark_skipped"] = "the census refused it: nothing is timed"
+            out["verdict"], out["why"] = verdict(v, None, backend.times)
+            return out
         if (tampered := _tampered(ref, digest)) is not None:
             return {**out, "verdict": "incorrect", "why": tampered}
         if not correct:

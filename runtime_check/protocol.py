@@ -97,6 +97,10 @@ def timing_result(folder: Path, idx: int) -> Path:
     return folder / f"timing{idx}.json"
 
 
+def census_result(folder: Path) -> Path:
+    return folder / "census.json"
+
+
 def timed_outputs(folder: Path, idx: int) -> Path:
     return folder / f"last{idx}.pt"
 

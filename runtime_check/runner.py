@@ -12,22 +12,23 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import tempfile
 import time
 from pathlib import Path
 
-
 from tritonlint.runtime_check.backends import Backend
-from tritonlint.runtime_check.protocol import (CaseResult, ChildSpec, case_result, case_started, child_log, crash_report,
-                                               failed_case, kill, load_case_result)
+from tritonlint.runtime_check.protocol import (CaseResult, ChildSpec, case_result, case_started, census_result, child_log,
+                                               crash_report, failed_case, kill, load_case_result)
 
 POLL_S = 0.02
 
 
 def run_side(backend: Backend, module: Path, cls: str, inputs: Path, cases: list[int], timeout: float, *,
-             state: bool = False, env: dict[str, str] | None = None) -> dict[int, CaseResult]:
+             state: bool = False, env: dict[str, str] | None = None, census: dict | None = None) -> dict[int, CaseResult]:
     """{case: result}; the results are loaded into memory and their files removed
-    before this returns, so the next side's process never sees them."""
+    before this returns, so the next side's process never sees them. `census`, when given,
+    receives the runtime census the child took after its cases (census.load's form)."""
     results: dict[int, CaseResult] = {}
     out = Path(tempfile.mkdtemp(prefix=f"tritonlint-{cls}-"))
     try:
@@ -36,10 +37,14 @@ def run_side(backend: Backend, module: Path, cls: str, inputs: Path, cases: list
             spec = ChildSpec("tritonlint.runtime_check.child",
                              ("--module", str(Path(module).resolve()), "--cls", cls, "--inputs", str(inputs), "--out", str(out),
                               "--cases", ",".join(map(str, pending)), "--device", backend.device)
-                             + (("--state",) if state else ()),
+                             + (("--state",) if state else ()) + (("--census",) if census is not None else ()),
                              env or backend.child_env(), writable=(str(out),))
             results.update(_one_child(spec, out, pending, timeout))
             pending = [i for i in pending if i not in results]
+        if census is not None:
+            from tritonlint.runtime_check.census import load
+
+            census.update(load(census_result(out)))
     finally:
         shutil.rmtree(out, ignore_errors=True)
     return results
@@ -69,8 +74,11 @@ def _watch(proc, out: Path, cases: list[int], timeout: float, log: Path, results
             if idx not in results and os.path.lexists(case_result(out, idx)):  # a symlink too: it is refused, not followed
                 results[idx] = load_case_result(case_result(out, idx))
         pending = [i for i in cases if i not in results]
-        if not pending:
-            proc.wait()
+        if not pending:  # the census, if asked for, comes after the last case: it gets a case's time
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                kill(proc)
             return
         started = pending[0] if os.path.lexists(case_started(out, pending[0])) else None
         if started is not None and started not in deadline:

@@ -28,6 +28,7 @@ from pathlib import Path
 import torch
 
 from tritonlint.runtime_check.backends import Backend, BackendUnavailable, get_backend
+from tritonlint.runtime_check.census import judge
 from tritonlint.runtime_check.compare import (CONTRACT_CHECKS, all_integer, compare_outputs, compare_tensor, contract,
                                               flatten_outputs, layout_notes)
 from tritonlint.runtime_check.options import BACKENDS, DEFAULTS, POLICIES
@@ -120,7 +121,9 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
             torch.save(CaseInput(init=list(task.get_init_inputs()), inputs=inputs[idx], seed=MODEL_SEED),
                        case_input(work / "inputs", idx))
         refs = run_side(backend, task_path, "Model", work / "inputs", cases, timeout, state=probe_state, env=env)
-        cands = run_side(backend, impl_path, "ModelNew", work / "inputs", cases, timeout, state=probe_state, env=env)
+        found: dict = {}
+        cands = run_side(backend, impl_path, "ModelNew", work / "inputs", cases, timeout, state=probe_state, env=env,
+                         census=found)
     failures, diffs, notes, learned = [], {}, [], set()
     for idx in cases:
         ref, cand = refs[idx], cands[idx]
@@ -161,6 +164,8 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
         "input_seeds": {str(i): seeds_used[i] for i in cases},  # for reproducing a run; written after every child is gone
         "inplace_source": "declared" if declared is not None else "learned",
         "notes": notes,
+        # what the candidate's forward ran (census.py), judged by lint's glue list: type 3 or 2 fails the file
+        "census": judge(found) if found else None,
         "environment": env_json,
         "isolation": next((c.get("isolation") for c in cands.values() if c.get("isolation")), None),  # protocol.ChildSpec
     }
@@ -298,7 +303,20 @@ def main(argv: list[str] | None = None) -> int:
         if f["error_type"] == "Timeout":
             print("验证超时")  # seed 002's timeout line, which its callers look for
         print(f"  case {f['case_idx']}: {f['error_type']}: {f['error_msg'].splitlines()[0] if f['error_msg'] else ''}")
+    if (why := census_refusal(result)) is not None:
+        print(f"  census: {why}")
+        return 1
     return 0 if result["passed_cases"] == result["total_cases"] else 1
+
+
+def census_refusal(result: dict) -> str | None:
+    """Why the census refuses a verified candidate (type 3, type 2, or no readable census), or None."""
+    c = result.get("census")
+    if result["failures"] or result["total_cases"] == 0:
+        return None
+    if c is None:
+        return "no census was taken (the candidate's child ended before it)"
+    return c.get("why") if c.get("regression_type") or "error" in c else None
 
 
 if __name__ == "__main__":

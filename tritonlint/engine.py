@@ -34,7 +34,7 @@ class FileResult:
     reason: str | None = None  # why it was skipped, or what went wrong
     diagnostics: list[Diagnostic] = dataclasses.field(default_factory=list)
     checks: dict = dataclasses.field(default_factory=dict)
-    regression_type: int | None = None
+    lint_type: int | None = None  # the lowest degradation type lint found (verdict.fill)
     suggestion: str | None = None
     runtime: dict | None = None
     elapsed_ms: float = 0.0
@@ -50,6 +50,12 @@ class FileResult:
         """Degradation and integrity findings, a file that cannot be analysed, and a failed gate
         make a file invalid; hazards and performance findings never do."""
         return not (self.status == FAILED or any(d.invalidates for d in self.diagnostics) or self.gate_failed)
+
+    @property
+    def regression_type(self) -> int | None:
+        """The lowest degradation type found, by lint or by the gate's runtime census."""
+        found = [t for t in (self.lint_type, (self.runtime or {}).get("regression_type")) if t is not None]
+        return min(found) if found else None
 
     @property
     def gate_failed(self) -> bool:

@@ -52,7 +52,7 @@ def fill(ctx: Context, result: "FileResult", by_rule: list[tuple[Rule, list[Diag
         elif rule.category == INTEGRITY:
             gaming += [{"line": d.line, "code": d.code, "reason": d.message} for d in found]
     checks[GAMING_KEY] = {"passed": not gaming, "violations": sorted(gaming, key=lambda v: (v["line"], v["code"]))}
-    result.regression_type = lowest
+    result.lint_type = lowest
     result.suggestion = suggestion.get(lowest) if lowest is not None else None
 
 
