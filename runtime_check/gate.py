@@ -134,13 +134,13 @@ def run_gate(path: str, lint_valid: bool, lint_skipped: bool, backend: Backend, 
         correct = v["total_cases"] > 0 and v["passed_cases"] == v["total_cases"]
         out: dict = {"reference": str(ref), "reference_sha256": digest, "isolation": v.get("isolation"), "verify": v,
                      "benchmark": None, "score": None}
+        if (tampered := _tampered(ref, digest)) is not None:
+            return {**out, "verdict": "incorrect", "why": tampered}
         if correct and census_refusal(v) is not None:
             out["regression_type"] = (v.get("census") or {}).get("regression_type")
             out["benchmark_skipped"] = "the census refused it: nothing is timed"
             out["verdict"], out["why"] = verdict(v, None, backend.times)
             return out
-        if (tampered := _tampered(ref, digest)) is not None:
-            return {**out, "verdict": "incorrect", "why": tampered}
         if not correct:
             out["benchmark_skipped"] = "verification failed: nothing is timed (seed 002's L1 gate)"
         elif not backend.times:

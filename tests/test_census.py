@@ -116,3 +116,36 @@ def test_the_cli_reports_the_census_type_as_the_file_s_verdict(cli, tmp_path):
     assert text.rc == 1 and "gate degraded: census: the forward launched no Triton kernel" in text.stdout
     assert "degradation type 2" in text.stdout and "All checks passed" not in text.stdout
     assert json.dumps(f["runtime"]["verify"]["census"]["triton"]) == "{}"
+
+
+def _cuda() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("torch") is not None and __import__("torch").cuda.is_available()
+
+
+@pytest.mark.skipif(not _cuda(), reason="needs a CUDA device (the device profiler); run on the device tool")
+def test_on_cuda_the_device_profiler_sees_kernels_the_dispatcher_does_not(tmp_path):
+    from tritonlint.runtime_check.backends import get_backend
+    from tritonlint.runtime_check.gate import run_gate
+    from tritonlint.runtime_check.options import GateOptions
+
+    def gate(impl, sub):
+        folder = tmp_path / sub
+        folder.mkdir()
+        shutil.copy(GELU / "gelu_torch.py", folder / "gelu_torch.py")
+        shutil.copy(impl, folder / "gelu_triton_ascend_impl.py")
+        return run_gate(str(folder / "gelu_triton_ascend_impl.py"), True, False, get_backend("cuda"),
+                        GateOptions(seeds=1, timeout=300))
+
+    honest = gate(GELU / "gelu_triton_ascend_impl.py", "honest")
+    census = honest["verify"]["census"]
+    assert honest["verdict"] == "passed" and census["foreign_kernels"] == {}, honest["why"]
+    assert any(k["name"].startswith("gelu_kernel") and k["via"] is None for k in census["kernels"]), census["kernels"]
+    hidden = gate(CENSUS / "gelu_hidden_torch.py", "hidden")
+    assert (hidden["verdict"], hidden["regression_type"]) == ("degraded", 3) and "aten::gelu" in hidden["why"]
+    assert any(k["via"] == "aten::gelu" for k in hidden["verify"]["census"]["kernels"])
+    jit = gate(CENSUS / "gelu_jiterator.py", "jiterator")
+    assert jit["verify"]["passed_cases"] == 1 and jit["verify"]["census"]["compute"] == {}, jit["verify"]["census"]
+    assert (jit["verdict"], jit["regression_type"]) == ("degraded", 3), jit
+    assert "device kernel" in jit["why"] and jit["verify"]["census"]["foreign_kernels"], jit["verify"]["census"]

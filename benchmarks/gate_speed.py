@@ -1,0 +1,172 @@
+"""The isolated gate against an unsafe in-process runner, on one device, in one process tree.
+
+    python benchmarks/gate_speed.py [--backend cuda] [--seeds 3] [--only gelu,softmax]
+                                    [--parts a,b,c] [--out benchmarks/results/gate_speed.json]
+
+(a) `--inprocess`, in a child process: the official runner's way, no isolation: import
+    torch, then per case load both models, `seeds` input sets made on the device, compare,
+    warmup and timed calls with an L2 flush (the same counts as the gate);
+(b) `tritonlint eval` over the cases' solutions, one run;
+(c) `tritonlint IMPL --run` once per case, each a fresh command.
+Each part's wall time is measured here, around its child processes. The Triton cache is a
+fresh folder for the whole run: (a) runs twice, cold then warm, and (b) and (c) find it
+warm; (c) runs once more with an empty cache of its own (cold). Writes the JSON and prints
+the ratios the issue asks for: (b) / (a warm) and (c)'s seconds per case.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+IMPL = "triton_ascend_impl"
+
+
+def cases(only: set[str]) -> list[tuple[Path, Path]]:
+    out = []
+    for ref in sorted((ROOT / "cases").glob("t*/*/*_torch.py")):
+        name = ref.name[: -len("_torch.py")]
+        if not only or name in only:
+            out.append((ref, ref.parent / f"{name}_{IMPL}.py"))
+    return out
+
+
+def inprocess(pairs: list[tuple[Path, Path]], backend: str, seeds: int, warmup: int, repeats: int) -> dict:
+    """(a): everything in this one process, as an unsafe runner does it."""
+    t0 = time.perf_counter()
+    import torch
+
+    from tritonlint.runtime_check.tasks import load_module
+
+    dev = backend
+    mod = getattr(torch, dev)
+    flush = torch.empty(256 * 1024 * 1024, dtype=torch.int8, device=dev)
+    rows = []
+    for ref_path, impl_path in pairs:
+        t = time.perf_counter()
+        ref, sol = load_module(ref_path), load_module(impl_path)
+        init = ref.get_init_inputs()
+        ok = True
+        for s in range(seeds):
+            torch.manual_seed(1000 + s)
+            with torch.device(dev):
+                inputs = ref.get_inputs()
+            inputs = [x.to(dev) if isinstance(x, torch.Tensor) else x for x in inputs]
+            torch.manual_seed(7)
+            m = ref.Model(*init).to(dev)
+            torch.manual_seed(7)
+            n = sol.ModelNew(*init).to(dev)
+            with torch.no_grad():
+                want = m(*[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs])
+                got = n(*[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs])
+            want = want if isinstance(want, (list, tuple)) else [want]
+            got = got if isinstance(got, (list, tuple)) else [got]
+            ok &= all(torch.allclose(a.float(), b.float(), atol=2e-2, rtol=2e-2) for a, b in zip(want, got))
+        times = {}
+        for side, model in (("framework", m), ("implementation", n)):
+            with torch.no_grad():
+                for _ in range(warmup):
+                    model(*inputs)
+                samples = []
+                for _ in range(repeats):
+                    flush.zero_()
+                    a, b = torch.Event(device=dev, enable_timing=True), torch.Event(device=dev, enable_timing=True)
+                    a.record()
+                    model(*inputs)
+                    b.record()
+                    b.synchronize()
+                    samples.append(a.elapsed_time(b))
+            times[side] = statistics.median(samples)
+        mod.synchronize()
+        rows.append({"case": ref_path.parent.name, "ok": bool(ok), "wall_s": round(time.perf_counter() - t, 3),
+                     "speedup": times["framework"] / times["implementation"]})
+    return {"rows": rows, "wall_s": round(time.perf_counter() - t0, 3)}
+
+
+def timed(cmd: list[str], env: dict) -> tuple[float, subprocess.CompletedProcess]:
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    return time.perf_counter() - t, proc
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--backend", default="cuda")
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=50)
+    ap.add_argument("--only", default="")
+    ap.add_argument("--parts", default="a,b,c")
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "gate_speed.json"))
+    ap.add_argument("--inprocess", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    pairs = cases({s for s in args.only.split(",") if s})
+    if args.inprocess:
+        print(json.dumps(inprocess(pairs, args.backend, args.seeds, args.warmup, args.repeats)))
+        return 0
+    parts = set(args.parts.split(","))
+    tool = [sys.executable, "-m", "tritonlint"]
+    gate = ["--backend", args.backend, "--seeds", str(args.seeds)]  # `--run` times with the defaults (5 warmup, 50 repeats)
+    result: dict = {"backend": args.backend, "cases": len(pairs), "seeds": args.seeds, "warmup": args.warmup,
+                    "repeats": args.repeats}
+    with tempfile.TemporaryDirectory(prefix="gate-speed-") as tmp:
+        tmp = Path(tmp)
+        env = {**os.environ, "TRITON_CACHE_DIR": str(tmp / "cache")}
+        if "a" in parts:
+            me = [sys.executable, __file__, "--inprocess", "--backend", args.backend, "--seeds", str(args.seeds),
+                  "--warmup", str(args.warmup), "--repeats", str(args.repeats), "--only", args.only]
+            for label in ("a_cold", "a_warm"):
+                wall, proc = timed(me, env)
+                detail = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else {"error": proc.stderr[-2000:]}
+                result[label] = {"wall_s": round(wall, 3), **detail}
+                print(f"{label}: {wall:.1f} s", flush=True)
+        if "b" in parts:
+            subs = tmp / "subs"
+            subs.mkdir()
+            for _, impl in pairs:
+                shutil.copy(impl, subs / impl.name)
+            wall, proc = timed(tool + ["eval", str(subs), "--out", str(tmp / "eval"), *gate,
+                                       "--warmup", str(args.warmup), "--bench-repeats", str(args.repeats)], env)
+            summary = tmp / "eval" / "summary.json"
+            data = json.loads(summary.read_text()) if summary.exists() else {}
+            result["b_eval"] = {"wall_s": round(wall, 3), "rc": proc.returncode, "by_status": data.get("totals", {}).get("by_status"),
+                                "stderr": proc.stderr[-1500:] if proc.returncode not in (0, 1) else None}
+            print(f"b_eval: {wall:.1f} s rc={proc.returncode}", flush=True)
+        if "c" in parts:
+            for label, cache in (("c_warm", tmp / "cache"), ("c_cold", None)):
+                rows = []
+                for ref, impl in pairs:
+                    cold = tmp / f"cold-{impl.stem}"
+                    wall, proc = timed(tool + [str(impl), "--run", *gate, "--json"],
+                                       {**env, "TRITON_CACHE_DIR": str(cache or cold)})
+                    try:
+                        verdict = json.loads(proc.stdout)["files"][0]["runtime"]
+                        verdict = {"verdict": verdict.get("verdict"), "phases": verdict.get("phases")}
+                    except (ValueError, KeyError, IndexError, TypeError):
+                        verdict = {"verdict": None, "stderr": proc.stderr[-800:]}
+                    rows.append({"case": ref.parent.name, "wall_s": round(wall, 3), **verdict})
+                    print(f"{label} {ref.parent.name}: {wall:.1f} s {verdict.get('verdict')}", flush=True)
+                walls = [r["wall_s"] for r in rows]
+                result[label] = {"rows": rows, "median_s": statistics.median(walls), "max_s": max(walls),
+                                 "total_s": round(sum(walls), 3)}
+    if "a_warm" in result and "b_eval" in result:
+        result["ratio_b_over_a_warm"] = round(result["b_eval"]["wall_s"] / result["a_warm"]["wall_s"], 3)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1) + "\n")
+    print(json.dumps({k: v for k, v in result.items() if k.startswith("ratio")} |
+                     {k: result[k].get("median_s") for k in ("c_warm", "c_cold") if k in result}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
