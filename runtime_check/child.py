@@ -17,13 +17,14 @@ renamed, so the parent never reads half a file."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import traceback
 from pathlib import Path
 
-from tritonlint.runtime_check.protocol import (CaseResult, case_input, case_result, case_started, census_result,
-                                               failed_case)
+from tritonlint.runtime_check.protocol import (CaseInput, CaseResult, case_input, case_result, case_seeds, case_started,
+                                               census_result, failed_case)
 
 
 def _portable(value):
@@ -64,6 +65,25 @@ def run_case(module, cls: str, payload: dict, device: str, state: bool) -> CaseR
         return _failed(e)
 
 
+def make_case(module, make: str, seed: int, device: str) -> CaseInput:
+    """The reference task's inputs for one case, drawn from `seed` on the device (where a
+    task's generator cannot run there, on the CPU), as CPU tensors: the case file the
+    parent and the candidate read. Written before the reference runs on them."""
+    import torch
+
+    from tritonlint.runtime_check.protocol import MODEL_SEED
+
+    torch.manual_seed(seed)
+    try:
+        with torch.device(device):
+            values = getattr(module, make)()
+    except Exception:
+        torch.manual_seed(seed)
+        values = getattr(module, make)()
+    values = [v.detach().cpu() if isinstance(v, torch.Tensor) else v for v in values]
+    return CaseInput(init=list(module.get_init_inputs()), inputs=values, seed=MODEL_SEED)
+
+
 def take_census(module, cls: str, payload: dict, device: str) -> dict:
     """One more forward on a verified case's inputs, with census.py's recorders on."""
     import torch
@@ -92,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--device", required=True)
     ap.add_argument("--state", action="store_true", help="also return the model's parameters and buffers")
     ap.add_argument("--census", action="store_true", help="after the cases, record one forward (census.py)")
+    ap.add_argument("--make-inputs", metavar="FUNC", help="the reference's child: first make each case's inputs "
+                    "with the task's FUNC (get_inputs or get_small_inputs) from the seed the parent wrote, on the device")
     args = ap.parse_args(argv)
     import torch
 
@@ -99,15 +121,24 @@ def main(argv: list[str] | None = None) -> int:
 
     inputs, out = Path(args.inputs), Path(args.out)
     module, load_error, verified = None, None, None
+    seeds = json.loads(case_seeds(inputs).read_text()) if args.make_inputs else {}
     for idx in [int(c) for c in args.cases.split(",")]:
         case_started(out, idx).touch()
-        payload = torch.load(case_input(inputs, idx), weights_only=True)
         if module is None and load_error is None:
             try:
                 module = load_module(args.module)
             except BaseException as e:  # an import error fails every case, each with its message
                 load_error = _failed(e)
-        result = load_error or run_case(module, args.cls, payload, args.device, args.state)
+        result = load_error
+        if args.make_inputs and result is None:
+            try:
+                case = make_case(module, args.make_inputs, seeds[str(idx)], args.device)
+                _publish(case_input(inputs, idx), lambda path: torch.save(case, path))
+            except BaseException as e:
+                result = _failed(e)
+        if result is None:
+            payload = torch.load(case_input(inputs, idx), weights_only=True)
+            result = run_case(module, args.cls, payload, args.device, args.state)
         if verified is None and result.get("ok"):
             verified = payload
         _publish(case_result(out, idx), lambda path: torch.save(result, path))

@@ -97,6 +97,12 @@ def timing_result(folder: Path, idx: int) -> Path:
     return folder / f"timing{idx}.json"
 
 
+def case_seeds(folder: Path) -> Path:
+    """{case: input seed}, which the parent writes for the reference's child to make the
+    inputs from and removes before any candidate's child starts."""
+    return folder / "seeds.json"
+
+
 def census_result(folder: Path) -> Path:
     return folder / "census.json"
 

@@ -25,10 +25,13 @@ POLL_S = 0.02
 
 
 def run_side(backend: Backend, module: Path, cls: str, inputs: Path, cases: list[int], timeout: float, *,
-             state: bool = False, env: dict[str, str] | None = None, census: dict | None = None) -> dict[int, CaseResult]:
+             state: bool = False, env: dict[str, str] | None = None, census: dict | None = None,
+             make_inputs: str | None = None) -> dict[int, CaseResult]:
     """{case: result}; the results are loaded into memory and their files removed
     before this returns, so the next side's process never sees them. `census`, when given,
-    receives the runtime census the child took after its cases (census.load's form)."""
+    receives the runtime census the child took after its cases (census.load's form).
+    `make_inputs` (the reference's side only): the child first makes each case's input file
+    in `inputs` with the task's generator of that name (child.make_case)."""
     results: dict[int, CaseResult] = {}
     out = Path(tempfile.mkdtemp(prefix=f"tritonlint-{cls}-"))
     try:
@@ -37,8 +40,9 @@ def run_side(backend: Backend, module: Path, cls: str, inputs: Path, cases: list
             spec = ChildSpec("tritonlint.runtime_check.child",
                              ("--module", str(Path(module).resolve()), "--cls", cls, "--inputs", str(inputs), "--out", str(out),
                               "--cases", ",".join(map(str, pending)), "--device", backend.device)
-                             + (("--state",) if state else ()) + (("--census",) if census is not None else ()),
-                             env or backend.child_env(), writable=(str(out),))
+                             + (("--state",) if state else ()) + (("--census",) if census is not None else ())
+                             + (("--make-inputs", make_inputs) if make_inputs else ()),
+                             env or backend.child_env(), writable=(str(out),) + ((str(inputs),) if make_inputs else ()))
             results.update(_one_child(spec, out, pending, timeout))
             pending = [i for i in pending if i not in results]
         if census is not None:

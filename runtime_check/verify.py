@@ -32,7 +32,7 @@ from tritonlint.runtime_check.census import judge
 from tritonlint.runtime_check.compare import (CONTRACT_CHECKS, all_integer, compare_outputs, compare_tensor, contract,
                                               flatten_outputs, layout_notes)
 from tritonlint.runtime_check.options import BACKENDS, DEFAULTS, POLICIES
-from tritonlint.runtime_check.protocol import MODEL_SEED, input_seed, strict_json, CaseInput, Failure, case_input, failure
+from tritonlint.runtime_check.protocol import input_seed, strict_json, Failure, case_input, case_seeds, failure
 from tritonlint.runtime_check.runner import run_side
 from tritonlint.runtime_check.tasks import IMPL, load_module
 
@@ -101,33 +101,38 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
     task = load_module(task_path)
     if small is None:
         small = backend.name == "cpu" and hasattr(task, "get_small_inputs")
-    make_inputs = task.get_small_inputs if small else task.get_inputs
     declared = getattr(task, "INPLACE_OUTPUTS", None)  # the task's override; otherwise learned from the reference
     declared = sorted(declared.values()) if declared else None
     cases = list(range(1, seeds + 1))
     with tempfile.TemporaryDirectory(prefix="tritonlint-verify-") as tmp:
         work = Path(tmp)
         env = backend.child_env(cache_dir)
-        inputs, descs, seeds_used = {}, {}, {}
         (work / "inputs").mkdir()
-        for idx in cases:
-            seeds_used[idx] = input_seed()  # secret until every child is done (recorded in the result)
-            torch.manual_seed(seeds_used[idx])
-            inputs[idx] = make_inputs()
+        # Secret until every child is done (recorded in the result). The reference's child makes
+        # each case's inputs from its seed, on the device; the seeds file is gone before any
+        # candidate's child starts.
+        seeds_used = {idx: input_seed() for idx in cases}
+        case_seeds(work / "inputs").write_text(json.dumps({str(i): s for i, s in seeds_used.items()}))
+        refs = run_side(backend, task_path, "Model", work / "inputs", cases, timeout, state=probe_state, env=env,
+                        make_inputs="get_small_inputs" if small else "get_inputs")
+        case_seeds(work / "inputs").unlink()
+        inputs, descs = {}, {}
+        for idx in cases:  # the parent's own copies, loaded before any candidate ran
+            made = case_input(work / "inputs", idx)
+            inputs[idx] = torch.load(made, weights_only=True)["inputs"] if made.exists() else []
             descs[idx] = describe(inputs[idx])
-            if declared is not None and not all(0 <= i < len(inputs[idx]) and isinstance(inputs[idx][i], torch.Tensor)
-                                                for i in declared):
+            if declared is not None and refs[idx].get("ok") and not all(
+                    0 <= i < len(inputs[idx]) and isinstance(inputs[idx][i], torch.Tensor) for i in declared):
                 raise ValueError(f"INPLACE_OUTPUTS {declared} must name tensor inputs (get_inputs gives {len(inputs[idx])})")
-            torch.save(CaseInput(init=list(task.get_init_inputs()), inputs=inputs[idx], seed=MODEL_SEED),
-                       case_input(work / "inputs", idx))
-        refs = run_side(backend, task_path, "Model", work / "inputs", cases, timeout, state=probe_state, env=env)
         found: dict = {}
-        cands = run_side(backend, impl_path, "ModelNew", work / "inputs", cases, timeout, state=probe_state, env=env,
-                         census=found)
+        ready = [i for i in cases if refs[i].get("ok")]  # a case the reference failed is the reference's error
+        cands = run_side(backend, impl_path, "ModelNew", work / "inputs", ready, timeout, state=probe_state, env=env,
+                         census=found) if ready else {}
     failures, diffs, notes, learned = [], {}, [], set()
     for idx in cases:
-        ref, cand = refs[idx], cands[idx]
-        # `inputs[idx]` is the parent's own copy: no child ever had it, only the file written from it.
+        ref, cand = refs[idx], cands.get(idx)
+        # `inputs[idx]` is the parent's own copy, loaded from the file the reference's child made
+        # before any candidate's child started: no candidate ever had it.
         inplace = declared if declared is not None else (inplace_learned(inputs[idx], ref) if ref.get("ok") else [])
         learned.update(inplace)
         if not ref.get("ok"):
