@@ -150,7 +150,7 @@ def main() -> int:
                                        {**env, "TRITON_CACHE_DIR": str(cache or cold)})
                     try:
                         verdict = json.loads(proc.stdout)["files"][0]["runtime"]
-                        verdict = {"verdict": verdict.get("verdict"), "phases": verdict.get("phases")}
+                        verdict = {"verdict": verdict.get("verdict"), "phases_s": (verdict.get("verify") or {}).get("phases_s")}
                     except (ValueError, KeyError, IndexError, TypeError):
                         verdict = {"verdict": None, "stderr": proc.stderr[-800:]}
                     rows.append({"case": ref.parent.name, "wall_s": round(wall, 3), **verdict})

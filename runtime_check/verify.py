@@ -23,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import torch
@@ -104,6 +105,7 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
     declared = getattr(task, "INPLACE_OUTPUTS", None)  # the task's override; otherwise learned from the reference
     declared = sorted(declared.values()) if declared else None
     cases = list(range(1, seeds + 1))
+    clock = Phases()
     with tempfile.TemporaryDirectory(prefix="tritonlint-verify-") as tmp:
         work = Path(tmp)
         env = backend.child_env(cache_dir)
@@ -115,6 +117,7 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
         case_seeds(work / "inputs").write_text(json.dumps({str(i): s for i, s in seeds_used.items()}))
         refs = run_side(backend, task_path, "Model", work / "inputs", cases, timeout, state=probe_state, env=env,
                         make_inputs="get_small_inputs" if small else "get_inputs")
+        clock.lap("reference")  # its child's start, the inputs on the device, the reference's calls
         case_seeds(work / "inputs").unlink()
         inputs, descs = {}, {}
         for idx in cases:  # the parent's own copies, loaded before any candidate ran
@@ -128,6 +131,7 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
         ready = [i for i in cases if refs[i].get("ok")]  # a case the reference failed is the reference's error
         cands = run_side(backend, impl_path, "ModelNew", work / "inputs", ready, timeout, state=probe_state, env=env,
                          census=found) if ready else {}
+        clock.lap("candidate")  # its child's start, compile, the verify cases and the census
     failures, diffs, notes, learned = [], {}, [], set()
     for idx in cases:
         ref, cand = refs[idx], cands.get(idx)
@@ -148,6 +152,7 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
         keep["outputs"] = refs[1]["outputs"]
         keep["inputs"] = inputs[1]  # the benchmark times case 1's inputs, whose seed the candidate never saw
         keep["inplace_outputs"] = sorted(learned)
+    clock.lap("compare")
     env_json = environment(backend)
     if cache_dir:
         env_json["triton_cache_dir"] = str(cache_dir)
@@ -172,8 +177,22 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
         # what the candidate's forward ran (census.py), judged by lint's glue list: type 3 or 2 fails the file
         "census": judge(found) if found else None,
         "environment": env_json,
+        "phases_s": clock.laps,  # wall time the parent saw per phase
         "isolation": next((c.get("isolation") for c in cands.values() if c.get("isolation")), None),  # protocol.ChildSpec
     }
+
+
+class Phases:
+    """Wall-clock laps, as the parent sees them: {phase: seconds}."""
+
+    def __init__(self):
+        self.laps: dict[str, float] = {}
+        self._t = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.laps[name] = round(now - self._t, 3)
+        self._t = now
 
 
 def same_bits(before, after) -> bool:
