@@ -19,9 +19,9 @@ import time
 from multiprocessing.connection import wait
 from typing import Callable, Iterable
 
+from tritonlint.runtime_check.backends import VISIBLE
 from tritonlint.runtime_check.protocol import failure
 
-VISIBLE = {"cuda": "CUDA_VISIBLE_DEVICES", "npu": "ASCEND_RT_VISIBLE_DEVICES"}
 
 Job = dict
 OnResult = Callable[[Job, dict], None]

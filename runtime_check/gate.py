@@ -8,7 +8,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tritonlint.runtime_check.backends import Backend
+from tritonlint.runtime_check.backends import Backend, timing_lock
 from tritonlint.runtime_check.benchmark import benchmark
 from tritonlint.runtime_check.options import GateOptions
 from tritonlint.runtime_check.score import score, weighted
@@ -148,9 +148,10 @@ def run_gate(path: str, lint_valid: bool, lint_skipped: bool, backend: Backend, 
             out["benchmark_skipped"] = "cpu backend (Triton's interpreter): correctness only, no timing claims"
         else:
             started = time.perf_counter()
-            perf = benchmark(ref, impl, backend, timeout=opts.timeout, op_name=impl.stem, operators=opts.operators,
-                             cache_dir=cache, warmup=opts.warmup, repeats=opts.repeats, expected=kept.get("outputs"),
-                             policy=opts.policy, inputs=kept.get("inputs"), inplace_outputs=v.get("inplace_outputs"))
+            with timing_lock(backend):  # one timing at a time per device, whatever the number of workers
+                perf = benchmark(ref, impl, backend, timeout=opts.timeout, op_name=impl.stem, operators=opts.operators,
+                                 cache_dir=cache, warmup=opts.warmup, repeats=opts.repeats, expected=kept.get("outputs"),
+                                 policy=opts.policy, inputs=kept.get("inputs"), inplace_outputs=v.get("inplace_outputs"))
             out["benchmark"] = perf
             v["phases_s"]["timing"] = round(time.perf_counter() - started, 3)  # the timing child, both sides
             if (tampered := _tampered(ref, digest)) is not None:

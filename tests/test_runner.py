@@ -164,3 +164,26 @@ def test_fresh_cache_reaches_the_children(tmp_path):
     r = verify(tmp_path / "task.py", tmp_path / "task.py", CPU, seeds=1, timeout=60, cache_dir=str(cache))
     assert r["passed_cases"] == 1 and r["environment"]["triton_cache_dir"] == str(cache)
     assert "driver" in r["environment"] and r["environment"]["device"]
+
+
+_HOLD = """
+import sys, time
+from tritonlint.runtime_check.backends import Backend, timing_lock
+with timing_lock(Backend("cuda", True)):
+    print(time.monotonic(), flush=True)
+    time.sleep(0.6)
+    print(time.monotonic(), flush=True)
+"""
+
+
+def test_timings_on_one_device_never_overlap_across_processes(tmp_path, monkeypatch):
+    """eval --workers above the device count: each worker's timed run holds the device's lock."""
+    import subprocess
+    import sys
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3")
+    procs = [subprocess.Popen([sys.executable, "-c", _HOLD], stdout=subprocess.PIPE, text=True) for _ in range(3)]
+    spans = sorted(tuple(map(float, p.communicate(timeout=60)[0].split())) for p in procs)
+    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:])), spans  # one after the other
+    assert [p.name for p in tmp_path.iterdir()] == ["tritonlint-timing-cuda_3.lock"]
