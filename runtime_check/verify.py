@@ -23,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -106,6 +107,7 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
     declared = sorted(declared.values()) if declared else None
     cases = list(range(1, seeds + 1))
     clock = Phases()
+    warm = _start_device(backend)  # the parent compares on the device: its start overlaps the children
     with tempfile.TemporaryDirectory(prefix="tritonlint-verify-") as tmp:
         work = Path(tmp)
         env = backend.child_env(cache_dir)
@@ -133,18 +135,20 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
                          census=found) if ready else {}
         clock.lap("candidate")  # its child's start, compile, the verify cases and the census
     failures, diffs, notes, learned = [], {}, [], set()
+    warm.join()
     for idx in cases:
-        ref, cand = refs[idx], cands.get(idx)
+        ref, cand = _on(backend, refs[idx]), _on(backend, cands.get(idx))
         # `inputs[idx]` is the parent's own copy, loaded from the file the reference's child made
         # before any candidate's child started: no candidate ever had it.
-        inplace = declared if declared is not None else (inplace_learned(inputs[idx], ref) if ref.get("ok") else [])
+        pristine = _on(backend, inputs[idx])
+        inplace = declared if declared is not None else (inplace_learned(pristine, ref) if ref.get("ok") else [])
         learned.update(inplace)
         if not ref.get("ok"):
             why = failure("ReferenceError", f"the reference failed: {ref['error_type']}: {ref['error_msg']}")
         elif not cand.get("ok"):
             why = failure(cand["error_type"], cand["error_msg"])
         else:
-            why = _check(inputs[idx], ref, cand, inplace, policy, diffs) or (_probe(ref, cand) if probe_state else None)
+            why = _check(pristine, ref, cand, inplace, policy, diffs) or (_probe(ref, cand) if probe_state else None)
             notes += [{"case_idx": idx, "note": n} for n in layout_notes(cand["outputs"], cand.get("outputs_meta"))]
         if why is not None:
             failures.append({"case_idx": idx, "input_desc": descs[idx], **why})
@@ -182,6 +186,31 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
     }
 
 
+def _start_device(backend: Backend) -> threading.Thread:
+    """Initialise the accelerator in this process on a thread, while the children run."""
+    def start():
+        if backend.name != "cpu":
+            torch.empty(1, device=backend.device)
+
+    t = threading.Thread(target=start, daemon=True)
+    t.start()
+    return t
+
+
+def _on(backend: Backend, value):
+    """`value` (a child's result, already validated) with its tensors on the device, where the
+    comparison of large outputs takes milliseconds instead of seconds on the host."""
+    if backend.name == "cpu":
+        return value
+    if isinstance(value, torch.Tensor):
+        return value.to(backend.device)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_on(backend, v) for v in value)
+    if isinstance(value, dict):
+        return {k: _on(backend, v) for k, v in value.items()}
+    return value
+
+
 class Phases:
     """Wall-clock laps, as the parent sees them: {phase: seconds}."""
 
@@ -200,7 +229,7 @@ def same_bits(before, after) -> bool:
     if not (isinstance(after, torch.Tensor) and type(after) is torch.Tensor and after.layout == torch.strided
             and after.device.type != "meta" and after.dtype == before.dtype and after.shape == before.shape):
         return False
-    a, b = before.detach().cpu().contiguous().reshape(-1), after.detach().contiguous().reshape(-1)
+    a, b = before.detach().to(after.device).contiguous().reshape(-1), after.detach().contiguous().reshape(-1)
     return torch.equal(a.view(torch.uint8), b.view(torch.uint8))
 
 
