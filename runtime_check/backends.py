@@ -29,6 +29,9 @@ class Backend:
     def child_env(self, cache_dir: str | None = None) -> dict[str, str]:
         """The children's environment; `cache_dir` gives them a private Triton cache."""
         env = dict(os.environ)
+        # Named, always: each child's HOME is a private folder that goes with it, so Triton's
+        # default cache under HOME would make every child compile from scratch.
+        env["TRITON_CACHE_DIR"] = os.environ.get("TRITON_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".triton", "cache")
         if self.name == "cpu":
             env["TRITON_INTERPRET"] = "1"
         if cache_dir:

@@ -59,7 +59,7 @@ def environment(backend: Backend) -> dict:
 
     env = {"backend": backend.name, "python": platform.python_version(), "torch": torch.__version__,
            "triton": version("triton") or version("triton-ascend"), "torch_npu": version("torch_npu"),
-           "device": None, "triton_cache_dir": os.environ.get("TRITON_CACHE_DIR", str(Path.home() / ".triton" / "cache"))}
+           "device": None, "triton_cache_dir": backend.child_env()["TRITON_CACHE_DIR"]}
     if backend.name in ("cuda", "npu"):  # which physical device this run had, when the host has several
         var = "CUDA_VISIBLE_DEVICES" if backend.name == "cuda" else "ASCEND_RT_VISIBLE_DEVICES"
         env["visible_devices"] = os.environ.get(var)

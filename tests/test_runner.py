@@ -187,3 +187,16 @@ def test_timings_on_one_device_never_overlap_across_processes(tmp_path, monkeypa
     spans = sorted(tuple(map(float, p.communicate(timeout=60)[0].split())) for p in procs)
     assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:])), spans  # one after the other
     assert [p.name for p in tmp_path.iterdir()] == ["tritonlint-timing-cuda_3.lock"]
+
+
+def test_children_share_the_caller_s_triton_cache_and_the_result_names_it(monkeypatch, tmp_path):
+    """Each child's HOME is private and goes with it: Triton's default cache under HOME would make
+    every child compile from scratch, and verify's environment named a folder no child used."""
+    from tritonlint.runtime_check.backends import Backend
+
+    monkeypatch.delenv("TRITON_CACHE_DIR", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert Backend("cpu", False).child_env()["TRITON_CACHE_DIR"] == str(tmp_path / ".triton" / "cache")
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "mine"))
+    assert Backend("cpu", False).child_env()["TRITON_CACHE_DIR"] == str(tmp_path / "mine")
+    assert Backend("cpu", False).child_env(str(tmp_path / "fresh"))["TRITON_CACHE_DIR"] == str(tmp_path / "fresh")
