@@ -39,9 +39,25 @@ def gate_job(job: Job) -> dict:
         return {"error": failure("BackendUnavailable", str(e))}
     opts = GateOptions.from_json(job["opts"], reference=job["reference"])
     try:
-        return run_gate(job["path"], True, False, backend, opts)
+        return run_gate(job["path"], True, False, backend, opts, _references())
     except Exception as e:  # the reference itself is broken, the disk is full, ...
         return {"error": failure(type(e).__name__, str(e))}
+
+
+_REFERENCES = []
+
+
+def _references():
+    """This worker's reference runs: its jobs of one task share the reference's inputs, outputs
+    and timing (a worker lives for one run)."""
+    if not _REFERENCES:
+        import atexit
+
+        from tritonlint.runtime_check.reference import References
+
+        _REFERENCES.append(References())
+        atexit.register(_REFERENCES[0].close)
+    return _REFERENCES[0]
 
 
 def _bind(backend: str, device: int | None) -> None:

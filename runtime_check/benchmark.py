@@ -62,13 +62,16 @@ def benchmark(task_path: Path, impl_path: Path, backend: Backend, *, warmup: int
               repeats: int = DEFAULTS.repeats, skip_framework: bool = False, framework_latency_ms: float | None = None,
               timeout: float = DEFAULTS.timeout, op_name: str | None = None, operators: bool = False,
               cache_dir: str | None = None, expected: list | None = None, policy: str = DEFAULTS.policy,
-              inputs: list | None = None, inplace_outputs: list[int] | None = None) -> dict:
+              inputs: list | None = None, inplace_outputs: list[int] | None = None, framework: dict | None = None) -> dict:
     """`inputs` and `expected`: verify's case-1 inputs and the reference's outputs for them (the
     gate passes both); without them the inputs come from a fresh secret seed and a reference child
     computes the outputs. The candidate's output of its last timed call must match them: a kernel
     that is right once and wrong when called again, or that does less work once it is being
-    timed, fails the shape instead of scoring. `inplace_outputs`: what verify learned."""
+    timed, fails the shape instead of scoring. `inplace_outputs`: what verify learned.
+    `framework`: the reference's timing for these inputs, taken for an earlier submission of
+    the run: only the candidate is timed."""
     task = load_module(task_path)
+    skip_framework = skip_framework or framework is not None
     small = backend.name == "cpu" and hasattr(task, "get_small_inputs")
     if inputs is None:
         torch.manual_seed(input_seed())
@@ -98,7 +101,7 @@ def benchmark(task_path: Path, impl_path: Path, backend: Backend, *, warmup: int
                 row.update(error_type=timing["error_type"], error_msg=timing["error_msg"])
                 speedups.append(None)
             else:
-                fw = timing.get("framework") or ({"avg_latency_ms": framework_latency_ms, "peak_memory_mb": None} if framework_latency_ms else None)
+                fw = timing.get("framework") or framework or ({"avg_latency_ms": framework_latency_ms, "peak_memory_mb": None} if framework_latency_ms else None)
                 impl = timing["implementation"]
                 s = fw["avg_latency_ms"] / impl["avg_latency_ms"] if fw and fw["avg_latency_ms"] and impl["avg_latency_ms"] else None
                 row.update(status="pass", framework=fw, implementation=impl)

@@ -11,6 +11,7 @@ from pathlib import Path
 from tritonlint.runtime_check.backends import Backend, timing_lock
 from tritonlint.runtime_check.benchmark import benchmark
 from tritonlint.runtime_check.options import GateOptions
+from tritonlint.runtime_check.reference import References
 from tritonlint.runtime_check.score import score, weighted
 from tritonlint.runtime_check.tasks import CASES
 from tritonlint.runtime_check.verify import census_refusal, verify
@@ -113,7 +114,10 @@ def _tampered(ref: Path, before: str) -> str | None:
             f"(sha256 {before[:16]} before, {after[:16]} after): the result is refused")
 
 
-def run_gate(path: str, lint_valid: bool, lint_skipped: bool, backend: Backend, opts: GateOptions) -> dict:
+def run_gate(path: str, lint_valid: bool, lint_skipped: bool, backend: Backend, opts: GateOptions,
+             references: References | None = None) -> dict:
+    """`references`: the reference runs of this gate run (reference.py), shared by its submissions:
+    one reference run, and one reference timing, per task."""
     if lint_skipped:
         return {"skipped": "not a Triton submission", "verdict": "skipped"}
     if not lint_valid:
@@ -126,7 +130,7 @@ def run_gate(path: str, lint_valid: bool, lint_skipped: bool, backend: Backend, 
         kept: dict = {}
         try:
             v = verify(ref, impl, backend, seeds=opts.seeds, timeout=opts.timeout, policy=opts.policy, op_name=impl.stem,
-                       probe_state=opts.probe_state, cache_dir=cache, keep=kept)
+                       probe_state=opts.probe_state, cache_dir=cache, keep=kept, references=references)
         except Exception as e:  # the parent imports only the reference: its error is the reference's
             raise GateError(f"{ref}: the reference task raised {type(e).__name__}: {_first_line(e)}") from None
         broken = next((f for f in v["failures"] if f.get("error_type") == "ReferenceError"), None)
@@ -148,10 +152,15 @@ def run_gate(path: str, lint_valid: bool, lint_skipped: bool, backend: Backend, 
             out["benchmark_skipped"] = "cpu backend (Triton's interpreter): correctness only, no timing claims"
         else:
             started = time.perf_counter()
+            run, timing_key = kept["reference"], (opts.warmup, opts.repeats, opts.operators)
             with timing_lock(backend):  # one timing at a time per device, whatever the number of workers
                 perf = benchmark(ref, impl, backend, timeout=opts.timeout, op_name=impl.stem, operators=opts.operators,
                                  cache_dir=cache, warmup=opts.warmup, repeats=opts.repeats, expected=kept.get("outputs"),
-                                 policy=opts.policy, inputs=kept.get("inputs"), inplace_outputs=v.get("inplace_outputs"))
+                                 policy=opts.policy, inputs=kept.get("inputs"), inplace_outputs=v.get("inplace_outputs"),
+                                 framework=run.framework.get(timing_key))
+            first = (perf["per_shape_results"] or [{}])[0].get("framework")
+            if references is not None and first and timing_key not in run.framework:
+                run.framework[timing_key] = first  # the run's later submissions of this task are timed against it
             out["benchmark"] = perf
             v["phases_s"]["timing"] = round(time.perf_counter() - started, 3)  # the timing child, both sides
             if (tampered := _tampered(ref, digest)) is not None:

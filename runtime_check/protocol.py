@@ -30,7 +30,10 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
+
+if TYPE_CHECKING:
+    from tritonlint.runtime_check.zygote import Forked
 
 MESSAGE_CHARS = 4000  # an error message is cut to its last this many characters: a traceback ends with the cause
 

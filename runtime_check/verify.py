@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import os
 import platform
 import shutil
@@ -34,7 +33,8 @@ from tritonlint.runtime_check.census import judge
 from tritonlint.runtime_check.compare import (CONTRACT_CHECKS, all_integer, compare_outputs, compare_tensor, contract,
                                               flatten_outputs, layout_notes)
 from tritonlint.runtime_check.options import BACKENDS, DEFAULTS, POLICIES
-from tritonlint.runtime_check.protocol import input_seed, strict_json, Failure, case_input, case_seeds, failure
+from tritonlint.runtime_check.protocol import strict_json, Failure, failure
+from tritonlint.runtime_check.reference import References, reference_key, run_reference
 from tritonlint.runtime_check.runner import run_side
 from tritonlint.runtime_check.tasks import IMPL, load_module
 
@@ -96,10 +96,13 @@ def driver_version(backend: str) -> str | None:
 
 def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = DEFAULTS.seeds, timeout: float = DEFAULTS.timeout,
            policy: str = DEFAULTS.policy, small: bool | None = None, op_name: str | None = None,
-           probe_state: bool = False, cache_dir: str | None = None, keep: dict | None = None) -> dict:
-    """`keep`, when given, receives the reference's outputs for case 1 (the seed-0 inputs the
+           probe_state: bool = False, cache_dir: str | None = None, keep: dict | None = None,
+           references: References | None = None) -> dict:
+    """`keep`, when given, receives the reference's outputs for case 1 (the inputs the
     benchmark times), so the benchmark can check the candidate's timed calls without
-    running the reference again."""
+    running the reference again, and the reference run itself (`keep["reference"]`).
+    `references`: the reference runs of this gate run, reused by every submission of the
+    same task (reference.py); without it the reference runs afresh."""
     task = load_module(task_path)
     if small is None:
         small = backend.name == "cpu" and hasattr(task, "get_small_inputs")
@@ -108,32 +111,30 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
     cases = list(range(1, seeds + 1))
     clock = Phases()
     warm = _start_device(backend)  # the parent compares on the device: its start overlaps the children
-    with tempfile.TemporaryDirectory(prefix="tritonlint-verify-") as tmp:
-        work = Path(tmp)
-        env = backend.child_env(cache_dir)
-        (work / "inputs").mkdir()
-        # Secret until every child is done (recorded in the result). The reference's child makes
-        # each case's inputs from its seed, on the device; the seeds file is gone before any
-        # candidate's child starts.
-        seeds_used = {idx: input_seed() for idx in cases}
-        case_seeds(work / "inputs").write_text(json.dumps({str(i): s for i, s in seeds_used.items()}))
-        refs = run_side(backend, task_path, "Model", work / "inputs", cases, timeout, state=probe_state, env=env,
-                        make_inputs="get_small_inputs" if small else "get_inputs")
-        clock.lap("reference")  # its child's start, the inputs on the device, the reference's calls
-        case_seeds(work / "inputs").unlink()
-        inputs, descs = {}, {}
-        for idx in cases:  # the parent's own copies, loaded before any candidate ran
-            made = case_input(work / "inputs", idx)
-            inputs[idx] = torch.load(made, weights_only=True)["inputs"] if made.exists() else []
-            descs[idx] = describe(inputs[idx])
+    env = backend.child_env(cache_dir)
+    key = reference_key(task_path, backend, cases, small, probe_state)
+    run = references.get(key) if references is not None else None
+    reused = run is not None
+    if run is None:
+        run = run_reference(task_path, backend, cases, timeout, small=small, state=probe_state, env=env)
+        if references is not None:
+            references.put(key, run)
+    clock.lap("reference")  # its child's start, the inputs on the device, the reference's calls (0 when reused)
+    try:
+        refs, inputs = run.results, run.inputs
+        descs = {idx: describe(inputs[idx]) for idx in cases}
+        for idx in cases:
             if declared is not None and refs[idx].get("ok") and not all(
                     0 <= i < len(inputs[idx]) and isinstance(inputs[idx][i], torch.Tensor) for i in declared):
                 raise ValueError(f"INPLACE_OUTPUTS {declared} must name tensor inputs (get_inputs gives {len(inputs[idx])})")
         found: dict = {}
         ready = [i for i in cases if refs[i].get("ok")]  # a case the reference failed is the reference's error
-        cands = run_side(backend, impl_path, "ModelNew", work / "inputs", ready, timeout, state=probe_state, env=env,
+        cands = run_side(backend, impl_path, "ModelNew", run.folder, ready, timeout, state=probe_state, env=env,
                          census=found) if ready else {}
         clock.lap("candidate")  # its child's start, compile, the verify cases and the census
+    finally:
+        if references is None:
+            run.cleanup()
     failures, diffs, notes, learned = [], {}, [], set()
     warm.join()
     for idx in cases:
@@ -156,6 +157,7 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
         keep["outputs"] = refs[1]["outputs"]
         keep["inputs"] = inputs[1]  # the benchmark times case 1's inputs, whose seed the candidate never saw
         keep["inplace_outputs"] = sorted(learned)
+        keep["reference"] = run
     clock.lap("compare")
     env_json = environment(backend)
     if cache_dir:
@@ -175,13 +177,14 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
         # INPLACE_OUTPUTS, or the inputs the reference changed. Repeated calls on these inputs move
         # the state on, so a timed call has no single-call answer to check.
         "inplace_outputs": sorted(learned),
-        "input_seeds": {str(i): seeds_used[i] for i in cases},  # for reproducing a run; written after every child is gone
+        "input_seeds": {str(i): run.seeds[i] for i in cases},  # for reproducing a run; written after every child is gone
         "inplace_source": "declared" if declared is not None else "learned",
         "notes": notes,
         # what the candidate's forward ran (census.py), judged by lint's glue list: type 3 or 2 fails the file
         "census": judge(found) if found else None,
         "environment": env_json,
         "phases_s": clock.laps,  # wall time the parent saw per phase
+        "reference_reused": reused,  # its inputs and outputs came from an earlier submission of this run
         "isolation": next((c.get("isolation") for c in cands.values() if c.get("isolation")), None),  # protocol.ChildSpec
     }
 

@@ -195,3 +195,30 @@ def test_cli_run_with_relative_paths(cli):
     run = cli("cases/t1/gelu/gelu_triton_ascend_impl.py", "--run", "--backend", "cpu", "--seeds", "1", "--json", timeout=600)
     assert run.rc == 0, run.stderr
     assert run.json["files"][0]["runtime"]["verdict"] == "passed"
+
+
+@requires_triton
+def test_one_run_runs_each_task_s_reference_once_and_restores_its_inputs(tmp_path, monkeypatch):
+    """The reference runs of a gate run are shared by its submissions of one task (same secret
+    seeds, one reference child); a case file a candidate rewrote where it could (the sandbox's
+    fallback) is written again from the parent's copy before the next submission reads it."""
+    from tritonlint.runtime_check.backends import get_backend
+    from tritonlint.runtime_check.reference import References
+    from tritonlint.runtime_check.sandbox import NO_NAMESPACES
+    from tritonlint.runtime_check.verify import verify
+
+    monkeypatch.setenv(NO_NAMESPACES, "1")  # so the hostile rewrite goes through
+    refs = References()
+    try:
+        run = lambda impl: verify(GELU / "gelu_torch.py", impl, get_backend("cpu"), seeds=2, references=refs)
+        first = run(GELU / "gelu_triton_ascend_impl.py")
+        hostile = run(HOSTILE / "gelu_rewrites_case_files.py")
+        last = run(GELU / "gelu_triton_ascend_impl.py")
+        folders = [r.folder for r in refs.runs.values()]
+    finally:
+        refs.close()
+    assert (first["reference_reused"], hostile["reference_reused"], last["reference_reused"]) == (False, True, True)
+    assert first["input_seeds"] == hostile["input_seeds"] == last["input_seeds"]
+    assert first["phases_s"]["reference"] > last["phases_s"]["reference"]
+    assert first["passed_cases"] == last["passed_cases"] == 2, last["failures"]  # the zeros it wrote were undone
+    assert len(folders) == 1 and not folders[0].exists()  # closing the run removes its case files

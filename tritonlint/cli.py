@@ -229,9 +229,15 @@ def _run_gate(results, args) -> bool | None:
             if r.status == OK and r.valid:
                 reference_for(r.path, opts)
         backend = get_backend("npu" if args.run_npu else args.backend)
-        for r in results:
-            if r.status != "error":
-                r.runtime = run_gate(r.path, r.valid, r.status == SKIPPED, backend, opts)
+        from tritonlint.runtime_check.reference import References
+
+        references = References()  # one reference run per task for the files of this command
+        try:
+            for r in results:
+                if r.status != "error":
+                    r.runtime = run_gate(r.path, r.valid, r.status == SKIPPED, backend, opts, references)
+        finally:
+            references.close()
     except (GateError, BackendUnavailable) as e:
         print(f"tritonlint: error: {e}", file=sys.stderr)
         return None

@@ -1,0 +1,119 @@
+"""The reference's side of a gate run: its cases' inputs, made from secret seeds by the
+reference's own child on the device, and its outputs for them; kept for every submission
+of the same task in one run (`References`), so a run that gates many generations of a
+task runs the reference once, not once per generation.
+
+A run's seeds are drawn from the OS when its reference first runs and stay secret from
+every candidate: the seeds file is removed before any candidate's child starts, and the
+seeds are written into a result only after that submission's children are all gone. The
+case files the candidates read are hashed when made and checked before each reuse (where
+a child could write outside its own folder, the sandbox's fallback, a candidate could
+otherwise rewrite the inputs the next submission sees): a changed file is written again
+from the parent's own copy.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import shutil
+import tempfile
+import time
+from collections import OrderedDict
+from pathlib import Path
+
+import torch
+
+from tritonlint.runtime_check.backends import Backend
+from tritonlint.runtime_check.protocol import CaseInput, CaseResult, MODEL_SEED, case_input, case_seeds, input_seed
+from tritonlint.runtime_check.runner import run_side
+
+
+@dataclasses.dataclass
+class ReferenceRun:
+    folder: Path  # the case files (caseN.pt) every candidate's child reads
+    seeds: dict[int, int]  # case -> input seed
+    inputs: dict[int, list]  # case -> the parent's own copy of its inputs (CPU)
+    results: dict[int, CaseResult]  # case -> the reference's result
+    digests: dict[int, str]  # case -> sha256 of its case file as made
+    init: list  # get_init_inputs(), as the case files hold it
+    seconds: float  # how long the reference's side took when it ran
+    framework: dict = dataclasses.field(default_factory=dict)  # timing options -> the reference's timing, once taken
+
+    def restore(self) -> None:
+        """Make every case file as it was made again (see the module's docstring)."""
+        for idx, digest in self.digests.items():
+            path = case_input(self.folder, idx)
+            if not path.is_file() or path.is_symlink() or _sha256(path) != digest:
+                path.unlink(missing_ok=True)
+                torch.save(CaseInput(init=self.init, inputs=self.inputs[idx], seed=MODEL_SEED), path)
+                self.digests[idx] = _sha256(path)
+
+    def cleanup(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 24):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def run_reference(task_path: Path, backend: Backend, cases: list[int], timeout: float, *, small: bool,
+                  state: bool, env: dict[str, str]) -> ReferenceRun:
+    """Run the reference's side once: its child makes each case's inputs from a fresh secret seed
+    on the device, then runs `Model` on them."""
+    t = time.perf_counter()
+    folder = Path(tempfile.mkdtemp(prefix="tritonlint-reference-"))
+    seeds = {idx: input_seed() for idx in cases}
+    case_seeds(folder).write_text(json.dumps({str(i): s for i, s in seeds.items()}))
+    try:
+        results = run_side(backend, task_path, "Model", folder, cases, timeout, state=state, env=env,
+                           make_inputs="get_small_inputs" if small else "get_inputs")
+    finally:
+        case_seeds(folder).unlink(missing_ok=True)  # before any candidate's child can start
+    inputs, digests, init = {}, {}, []
+    for idx in cases:  # the parent's own copies, loaded before any candidate ran
+        made = case_input(folder, idx)
+        if made.is_file() and not made.is_symlink():
+            payload = torch.load(made, weights_only=True)
+            inputs[idx], init = payload["inputs"], payload["init"]
+            digests[idx] = _sha256(made)
+        else:
+            inputs[idx] = []
+    return ReferenceRun(folder, seeds, inputs, results, digests, init, round(time.perf_counter() - t, 3))
+
+
+class References:
+    """The reference runs of one gate run, the `keep` most recently used (inputs and outputs are
+    held in memory; a run over many tasks keeps only the tasks in hand)."""
+
+    def __init__(self, keep: int = 2):
+        self.keep = keep
+        self.runs: OrderedDict[tuple, ReferenceRun] = OrderedDict()
+
+    def get(self, key: tuple) -> ReferenceRun | None:
+        run = self.runs.get(key)
+        if run is not None:
+            self.runs.move_to_end(key)
+            run.restore()
+        return run
+
+    def put(self, key: tuple, run: ReferenceRun) -> None:
+        self.runs[key] = run
+        while len(self.runs) > self.keep:
+            _, old = self.runs.popitem(last=False)
+            old.cleanup()
+
+    def close(self) -> None:
+        for run in self.runs.values():
+            run.cleanup()
+        self.runs.clear()
+
+
+def reference_key(task_path: Path, backend: Backend, cases: list[int], small: bool, state: bool) -> tuple:
+    """What a reference run depends on: the task file's bytes, the device, the cases and which inputs."""
+    return (hashlib.sha256(Path(task_path).read_bytes()).hexdigest(), backend.name, tuple(cases), small, state)
