@@ -6,7 +6,8 @@
 (a) `--inprocess`, in a child process: the official runner's way, no isolation: import
     torch, then per case load both models, `seeds` input sets made on the device, compare,
     warmup and timed calls with an L2 flush (the same counts as the gate);
-(b) `tritonlint eval` over the cases' solutions, one run;
+(b) `tritonlint eval` over the cases' solutions, one run (b2: with two workers sharing the
+    device, timings serialised by its lock);
 (c) `tritonlint IMPL --run` once per case, each a fresh command.
 Each part's wall time is measured here, around its child processes. The Triton cache is a
 fresh folder for the whole run: (a) runs twice, cold then warm, and (b) and (c) find it
@@ -105,7 +106,7 @@ def main() -> int:
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--repeats", type=int, default=50)
     ap.add_argument("--only", default="")
-    ap.add_argument("--parts", default="a,b,c")
+    ap.add_argument("--parts", default="a,b,c_warm,c_cold", help="a, b, b2 (eval with 2 workers on the device), c (= c_warm and c_cold), c_warm, c_cold")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "gate_speed.json"))
     ap.add_argument("--inprocess", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -113,7 +114,7 @@ def main() -> int:
     if args.inprocess:
         print(json.dumps(inprocess(pairs, args.backend, args.seeds, args.warmup, args.repeats)))
         return 0
-    parts = set(args.parts.split(","))
+    parts = set(args.parts.split(","))  # "c" means both c parts
     tool = [sys.executable, "-m", "tritonlint"]
     gate = ["--backend", args.backend, "--seeds", str(args.seeds)]  # `--run` times with the defaults (5 warmup, 50 repeats)
     result: dict = {"backend": args.backend, "cases": len(pairs), "seeds": args.seeds, "warmup": args.warmup,
@@ -129,37 +130,42 @@ def main() -> int:
                 detail = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else {"error": proc.stderr[-2000:]}
                 result[label] = {"wall_s": round(wall, 3), **detail}
                 print(f"{label}: {wall:.1f} s", flush=True)
-        if "b" in parts:
+        for label, workers in (("b_eval", None), ("b_eval_workers2", 2)):
+            if (label == "b_eval" and "b" not in parts) or (label != "b_eval" and "b2" not in parts):
+                continue
             subs = tmp / "subs"
-            subs.mkdir()
+            subs.mkdir(exist_ok=True)
             for _, impl in pairs:
                 shutil.copy(impl, subs / impl.name)
-            wall, proc = timed(tool + ["eval", str(subs), "--out", str(tmp / "eval"), *gate,
+            more = ["--workers", str(workers)] if workers else []
+            wall, proc = timed(tool + ["eval", str(subs), "--out", str(tmp / label), *gate, *more,
                                        "--warmup", str(args.warmup), "--bench-repeats", str(args.repeats)], env)
-            summary = tmp / "eval" / "summary.json"
+            summary = tmp / label / "summary.json"
             data = json.loads(summary.read_text()) if summary.exists() else {}
-            result["b_eval"] = {"wall_s": round(wall, 3), "rc": proc.returncode, "by_status": data.get("totals", {}).get("by_status"),
-                                "stderr": proc.stderr[-1500:] if proc.returncode not in (0, 1) else None}
-            print(f"b_eval: {wall:.1f} s rc={proc.returncode}", flush=True)
-        if "c" in parts:
-            for label, cache in (("c_warm", tmp / "cache"), ("c_cold", None)):
-                rows = []
-                for ref, impl in pairs:
-                    cold = tmp / f"cold-{impl.stem}"
-                    wall, proc = timed(tool + [str(impl), "--run", *gate, "--json"],
-                                       {**env, "TRITON_CACHE_DIR": str(cache or cold)})
-                    try:
-                        verdict = json.loads(proc.stdout)["files"][0]["runtime"]
-                        verdict = {"verdict": verdict.get("verdict"), "phases_s": (verdict.get("verify") or {}).get("phases_s")}
-                    except (ValueError, KeyError, IndexError, TypeError):
-                        verdict = {"verdict": None, "stderr": proc.stderr[-800:]}
-                    rows.append({"case": ref.parent.name, "wall_s": round(wall, 3), **verdict})
-                    print(f"{label} {ref.parent.name}: {wall:.1f} s {verdict.get('verdict')}", flush=True)
-                walls = [r["wall_s"] for r in rows]
-                result[label] = {"rows": rows, "median_s": statistics.median(walls), "max_s": max(walls),
-                                 "total_s": round(sum(walls), 3)}
-    if "a_warm" in result and "b_eval" in result:
-        result["ratio_b_over_a_warm"] = round(result["b_eval"]["wall_s"] / result["a_warm"]["wall_s"], 3)
+            result[label] = {"wall_s": round(wall, 3), "rc": proc.returncode, "by_status": data.get("totals", {}).get("by_status"),
+                             "stderr": proc.stderr[-1500:] if proc.returncode not in (0, 1) else None}
+            print(f"{label}: {wall:.1f} s rc={proc.returncode}", flush=True)
+        for label, cache in (("c_warm", tmp / "cache"), ("c_cold", None)):
+            if label not in parts and label[0] not in parts:
+                continue
+            rows = []
+            for ref, impl in pairs:
+                cold = tmp / f"cold-{impl.stem}"
+                wall, proc = timed(tool + [str(impl), "--run", *gate, "--json"],
+                                   {**env, "TRITON_CACHE_DIR": str(cache or cold)})
+                try:
+                    verdict = json.loads(proc.stdout)["files"][0]["runtime"]
+                    verdict = {"verdict": verdict.get("verdict"), "phases_s": (verdict.get("verify") or {}).get("phases_s")}
+                except (ValueError, KeyError, IndexError, TypeError):
+                    verdict = {"verdict": None, "stderr": proc.stderr[-800:]}
+                rows.append({"case": ref.parent.name, "wall_s": round(wall, 3), **verdict})
+                print(f"{label} {ref.parent.name}: {wall:.1f} s {verdict.get('verdict')}", flush=True)
+            walls = [r["wall_s"] for r in rows]
+            result[label] = {"rows": rows, "median_s": statistics.median(walls), "max_s": max(walls),
+                             "total_s": round(sum(walls), 3)}
+    for label in ("b_eval", "b_eval_workers2"):
+        if "a_warm" in result and label in result:
+            result[f"ratio_{label}_over_a_warm"] = round(result[label]["wall_s"] / result["a_warm"]["wall_s"], 3)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1) + "\n")
