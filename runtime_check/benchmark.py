@@ -26,7 +26,7 @@ from pathlib import Path
 import torch
 
 from tritonlint.runtime_check.backends import Backend, BackendUnavailable, get_backend
-from tritonlint.runtime_check.compare import compare_outputs, all_integer
+from tritonlint.runtime_check.compare import compare_outputs, all_integer, on_device
 from tritonlint.runtime_check.options import DEFAULTS
 from tritonlint.runtime_check.protocol import (MODEL_SEED, CASE_RESULT_BYTES, CaseInput, ChildSpec, case_input, child_log,
                                                crash_report, failure, input_seed, kill, load_timing_result, not_a_plain_file,
@@ -180,6 +180,7 @@ def _check_last_call(timing: dict, expected, backend: Backend, task_path: Path, 
         if not ref.get("ok"):
             return failure("ReferenceError", f"the reference failed: {ref['error_type']}")
         expected = ref["outputs"]
+    expected, got = on_device(backend.device, expected), on_device(backend.device, got)  # compared on the device
     bad = [(i, v) for i, v in enumerate(compare_outputs(expected, got, policy, exact_ints)) if not v.passed]
     if bad:
         i, v = bad[0]

@@ -23,7 +23,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from tritonlint.runtime_check.protocol import (CaseInput, CaseResult, case_input, case_result, case_seeds, case_started,
+from tritonlint.runtime_check.protocol import (UNCHANGED, CaseInput, CaseResult, case_input, case_result, case_seeds, case_started,
                                                census_result, failed_case)
 
 
@@ -50,13 +50,15 @@ def run_case(module, cls: str, payload: dict, device: str, state: bool) -> CaseR
 
     try:
         model, inputs = build(module, cls, payload, device)
+        before = [v.clone() if isinstance(v, torch.Tensor) else None for v in inputs]
         with torch.no_grad():
             out = model(*inputs)
         if device != "cpu":
             getattr(torch, device).synchronize()
-        from tritonlint.runtime_check.compare import output_meta
+        from tritonlint.runtime_check.compare import output_meta, same_bits
 
-        result = {"ok": True, "outputs": _portable(out), "outputs_meta": output_meta(out), "inputs_after": _portable(inputs)}
+        after = [UNCHANGED if b is not None and same_bits(b, v) else v for b, v in zip(before, inputs)]
+        result = {"ok": True, "outputs": _portable(out), "outputs_meta": output_meta(out), "inputs_after": _portable(after)}
         if state:
             sd = model.state_dict() if isinstance(model, torch.nn.Module) else {}
             result["state"] = {k: _portable(v) for k, v in sd.items() if isinstance(v, torch.Tensor)}

@@ -70,10 +70,16 @@ class CaseResult(TypedDict, total=False):
     ok: bool  # always present
     outputs: Any  # forward's return value, tensors on the CPU (child._portable)
     outputs_meta: Any  # compare.output_meta(forward's return value): each tensor's device and strides before the move
-    inputs_after: list  # the inputs as they were after the call, to catch mutation
+    inputs_after: list  # the inputs as they were after the call, to catch mutation; UNCHANGED where bit-identical
     state: dict  # with --state: the model's parameters and buffers after the call
     error_type: str  # when not ok
     error_msg: str
+
+
+# In a case result's inputs_after: this input is bit-identical to the child's copy from before the
+# call. Only inputs a call changed travel back (a large unchanged input costs nothing); a child
+# that says so falsely gains nothing it could not have by returning its copy.
+UNCHANGED = "unchanged"
 
 
 def failure(kind: str, message: str) -> Failure:

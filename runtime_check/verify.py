@@ -31,9 +31,9 @@ import torch
 from tritonlint.runtime_check.backends import Backend, BackendUnavailable, get_backend
 from tritonlint.runtime_check.census import judge
 from tritonlint.runtime_check.compare import (CONTRACT_CHECKS, all_integer, compare_outputs, compare_tensor, contract,
-                                              flatten_outputs, layout_notes)
+                                              flatten_outputs, layout_notes, on_device, same_bits)
 from tritonlint.runtime_check.options import BACKENDS, DEFAULTS, POLICIES
-from tritonlint.runtime_check.protocol import strict_json, Failure, failure
+from tritonlint.runtime_check.protocol import UNCHANGED, strict_json, Failure, failure
 from tritonlint.runtime_check.reference import References, reference_key, run_reference
 from tritonlint.runtime_check.runner import run_side
 from tritonlint.runtime_check.tasks import IMPL, load_module
@@ -138,10 +138,11 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
     failures, diffs, notes, learned = [], {}, [], set()
     warm.join()
     for idx in cases:
-        ref, cand = _on(backend, refs[idx]), _on(backend, cands.get(idx))
         # `inputs[idx]` is the parent's own copy, loaded from the file the reference's child made
         # before any candidate's child started: no candidate ever had it.
-        pristine = _on(backend, inputs[idx])
+        pristine = on_device(backend.device, inputs[idx])
+        ref = unchanged_inputs(on_device(backend.device, refs[idx]), pristine)
+        cand = unchanged_inputs(on_device(backend.device, cands.get(idx)), pristine)
         inplace = declared if declared is not None else (inplace_learned(pristine, ref) if ref.get("ok") else [])
         learned.update(inplace)
         if not ref.get("ok"):
@@ -200,20 +201,6 @@ def _start_device(backend: Backend) -> threading.Thread:
     return t
 
 
-def _on(backend: Backend, value):
-    """`value` (a child's result, already validated) with its tensors on the device, where the
-    comparison of large outputs takes milliseconds instead of seconds on the host."""
-    if backend.name == "cpu":
-        return value
-    if isinstance(value, torch.Tensor):
-        return value.to(backend.device)
-    if isinstance(value, (list, tuple)):
-        return type(value)(_on(backend, v) for v in value)
-    if isinstance(value, dict):
-        return {k: _on(backend, v) for k, v in value.items()}
-    return value
-
-
 class Phases:
     """Wall-clock laps, as the parent sees them: {phase: seconds}."""
 
@@ -227,13 +214,15 @@ class Phases:
         self._t = now
 
 
-def same_bits(before, after) -> bool:
-    """Bit-identical: dtype, shape and every byte (torch.equal calls NaN unequal to itself)."""
-    if not (isinstance(after, torch.Tensor) and type(after) is torch.Tensor and after.layout == torch.strided
-            and after.device.type != "meta" and after.dtype == before.dtype and after.shape == before.shape):
-        return False
-    a, b = before.detach().to(after.device).contiguous().reshape(-1), after.detach().contiguous().reshape(-1)
-    return torch.equal(a.view(torch.uint8), b.view(torch.uint8))
+def unchanged_inputs(result: dict | None, pristine: list) -> dict | None:
+    """A child's result with each input it reported as unchanged (protocol.UNCHANGED: it was
+    bit-identical to the copy the child took before the call, so only changed inputs travel)
+    replaced by the parent's copy."""
+    after = (result or {}).get("inputs_after")
+    if not isinstance(after, list):
+        return result
+    return {**result, "inputs_after": [pristine[i] if isinstance(a, str) and a == UNCHANGED and i < len(pristine) else a
+                                       for i, a in enumerate(after)]}
 
 
 def inplace_learned(pristine: list, ref: dict) -> list[int]:
