@@ -6,10 +6,9 @@ task runs the reference once, not once per generation.
 A run's seeds are drawn from the OS when its reference first runs and stay secret from
 every candidate: the seeds file is removed before any candidate's child starts, and the
 seeds are written into a result only after that submission's children are all gone. The
-case files the candidates read are hashed when made and checked before each reuse (where
-a child could write outside its own folder, the sandbox's fallback, a candidate could
-otherwise rewrite the inputs the next submission sees): a changed file is written again
-from the parent's own copy.
+case files the candidates read are read-only to them where the sandbox's namespaces held;
+after a candidate that ran without them (the fallback, where it could rewrite the inputs
+the next submission sees) the files are written again from the parent's own copy.
 """
 
 from __future__ import annotations
@@ -36,30 +35,23 @@ class ReferenceRun:
     seeds: dict[int, int]  # case -> input seed
     inputs: dict[int, list]  # case -> the parent's own copy of its inputs (CPU)
     results: dict[int, CaseResult]  # case -> the reference's result
-    digests: dict[int, str]  # case -> sha256 of its case file as made
     init: list  # get_init_inputs(), as the case files hold it
     seconds: float  # how long the reference's side took when it ran
     framework: dict = dataclasses.field(default_factory=dict)  # timing options -> the reference's timing, once taken
+    exposed: bool = False  # a candidate ran where it could write the case files (no read-only namespace)
 
     def restore(self) -> None:
-        """Make every case file as it was made again (see the module's docstring)."""
-        for idx, digest in self.digests.items():
+        """After an exposed candidate: every case file written again from the parent's copy."""
+        if not self.exposed:
+            return
+        for idx, values in self.inputs.items():
             path = case_input(self.folder, idx)
-            if not path.is_file() or path.is_symlink() or _sha256(path) != digest:
-                path.unlink(missing_ok=True)
-                torch.save(CaseInput(init=self.init, inputs=self.inputs[idx], seed=MODEL_SEED), path)
-                self.digests[idx] = _sha256(path)
+            path.unlink(missing_ok=True)
+            torch.save(CaseInput(init=self.init, inputs=values, seed=MODEL_SEED), path)
+        self.exposed = False
 
     def cleanup(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 24):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def run_reference(task_path: Path, backend: Backend, cases: list[int], timeout: float, *, small: bool,
@@ -75,16 +67,15 @@ def run_reference(task_path: Path, backend: Backend, cases: list[int], timeout: 
                            make_inputs="get_small_inputs" if small else "get_inputs")
     finally:
         case_seeds(folder).unlink(missing_ok=True)  # before any candidate's child can start
-    inputs, digests, init = {}, {}, []
+    inputs, init = {}, []
     for idx in cases:  # the parent's own copies, loaded before any candidate ran
         made = case_input(folder, idx)
         if made.is_file() and not made.is_symlink():
             payload = torch.load(made, weights_only=True)
             inputs[idx], init = payload["inputs"], payload["init"]
-            digests[idx] = _sha256(made)
         else:
             inputs[idx] = []
-    return ReferenceRun(folder, seeds, inputs, results, digests, init, round(time.perf_counter() - t, 3))
+    return ReferenceRun(folder, seeds, inputs, results, init, round(time.perf_counter() - t, 3))
 
 
 class References:

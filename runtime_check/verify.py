@@ -131,6 +131,7 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
         ready = [i for i in cases if refs[i].get("ok")]  # a case the reference failed is the reference's error
         cands = run_side(backend, impl_path, "ModelNew", run.folder, ready, timeout, state=probe_state, env=env,
                          census=found) if ready else {}
+        run.exposed = run.exposed or any("read-only" not in str(c.get("isolation")) for c in cands.values())
         clock.lap("candidate")  # its child's start, compile, the verify cases and the census
     finally:
         if references is None:
