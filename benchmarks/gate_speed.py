@@ -119,6 +119,15 @@ def main() -> int:
     gate = ["--backend", args.backend, "--seeds", str(args.seeds)]  # `--run` times with the defaults (5 warmup, 50 repeats)
     result: dict = {"backend": args.backend, "cases": len(pairs), "seeds": args.seeds, "warmup": args.warmup,
                     "repeats": args.repeats}
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+
+    def save() -> None:  # after every part: a run cut short keeps what it measured
+        for label in ("b_eval", "b_eval_workers2"):
+            if "a_warm" in result and label in result:
+                result[f"ratio_{label}_over_a_warm"] = round(result[label]["wall_s"] / result["a_warm"]["wall_s"], 3)
+        out.write_text(json.dumps(result, indent=1) + "\n")
+
     with tempfile.TemporaryDirectory(prefix="gate-speed-") as tmp:
         tmp = Path(tmp)
         env = {**os.environ, "TRITON_CACHE_DIR": str(tmp / "cache")}
@@ -130,6 +139,7 @@ def main() -> int:
                 detail = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else {"error": proc.stderr[-2000:]}
                 result[label] = {"wall_s": round(wall, 3), **detail}
                 print(f"{label}: {wall:.1f} s", flush=True)
+                save()
         for label, workers in (("b_eval", None), ("b_eval_workers2", 2)):
             if (label == "b_eval" and "b" not in parts) or (label != "b_eval" and "b2" not in parts):
                 continue
@@ -145,6 +155,7 @@ def main() -> int:
             result[label] = {"wall_s": round(wall, 3), "rc": proc.returncode, "by_status": data.get("totals", {}).get("by_status"),
                              "stderr": proc.stderr[-1500:] if proc.returncode not in (0, 1) else None}
             print(f"{label}: {wall:.1f} s rc={proc.returncode}", flush=True)
+            save()
         for label, cache in (("c_warm", tmp / "cache"), ("c_cold", None)):
             if label not in parts and label[0] not in parts:
                 continue
@@ -163,12 +174,8 @@ def main() -> int:
             walls = [r["wall_s"] for r in rows]
             result[label] = {"rows": rows, "median_s": statistics.median(walls), "max_s": max(walls),
                              "total_s": round(sum(walls), 3)}
-    for label in ("b_eval", "b_eval_workers2"):
-        if "a_warm" in result and label in result:
-            result[f"ratio_{label}_over_a_warm"] = round(result[label]["wall_s"] / result["a_warm"]["wall_s"], 3)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=1) + "\n")
+            save()
+    save()
     print(json.dumps({k: v for k, v in result.items() if k.startswith("ratio")} |
                      {k: result[k].get("median_s") for k in ("c_warm", "c_cold") if k in result}))
     return 0
