@@ -175,6 +175,17 @@ def _end_like(status: int) -> None:
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 
 
+def fork_piped(child) -> tuple[int, int]:
+    """Fork: the new process runs `child(write_fd)` and never returns; this one gets (pid, read_fd)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        child(w)
+    os.close(w)
+    return pid, r
+
+
 def keep(box: str, rw: list[str], report: int, isolate: bool, start) -> None:
     """Be the keeper of one child: isolate what the kernel allows, write which isolation held
     to the `report` fd, run `start()` (which becomes the child and never returns) in a forked
@@ -201,12 +212,7 @@ def keep(box: str, rw: list[str], report: int, isolate: bool, start) -> None:
     os.write(report, ("; ".join(held) + "\n").encode())
     os.close(report)
     if namespaces:
-        status_r, status_w = os.pipe()
-        init = os.fork()
-        if init == 0:
-            os.close(status_r)
-            _init(start, status_w)
-        os.close(status_w)
+        init, status_r = fork_piped(lambda status_w: _init(start, status_w))
 
         def stop(*_):  # the parent's deadline: the namespace goes, then the keeper
             os.kill(init, signal.SIGKILL)

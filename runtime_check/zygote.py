@@ -108,6 +108,8 @@ def _keeper(req: dict, report_w: int) -> None:
 
 
 def serve() -> None:
+    from tritonlint.runtime_check.sandbox import fork_piped
+
     _preload()
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
@@ -133,12 +135,7 @@ def serve() -> None:
                 line, buf = buf.split(b"\n", 1)
                 req = json.loads(line)
                 if req["op"] == "spawn":
-                    report_r, report_w = os.pipe()
-                    pid = os.fork()
-                    if pid == 0:
-                        os.close(report_r)
-                        _keeper(req, report_w)
-                    os.close(report_w)
+                    pid, report_r = fork_piped(lambda report_w, req=req: _keeper(req, report_w))
                     keepers[pid] = (req["id"], report_r)
                     _send({"id": req["id"], "pid": pid})
                 elif req["op"] == "stop":
