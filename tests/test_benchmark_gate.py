@@ -152,6 +152,14 @@ def test_a_bad_baseline_is_a_usage_error(folder):
     assert run.returncode == 2 and "argument --baseline: invalid choice: 'jit'" in run.stderr and "Traceback" not in run.stderr
 
 
+@pytest.fixture
+def reference_as_candidate(folder):
+    """The reference as its own candidate: the last-call check is bit-exact whatever the inputs, so
+    these tests see only the baseline side (the Triton gelu's MARE is marginal on fresh inputs)."""
+    (folder / "gelu_triton_ascend_impl.py").write_text((GELU / "gelu_torch.py").read_text() + "\nModelNew = Model\n")
+    return folder
+
+
 needs_cxx = pytest.mark.skipif(shutil.which("g++") is None and shutil.which("c++") is None,
                                reason="torch.compile on the CPU (inductor) needs a C++ compiler, and none is installed")
 
@@ -159,13 +167,14 @@ needs_cxx = pytest.mark.skipif(shutil.which("g++") is None and shutil.which("c++
 @requires_triton
 @needs_cxx
 @pytest.mark.slow
+@pytest.mark.usefixtures("reference_as_candidate")
 def test_compile_baseline_times_the_compiled_reference(folder):
     """Really compiled (inductor, in the sandboxed timing child): the profiler sees the compiled
     region where the eager reference shows aten::gelu; the compile is untimed warmup."""
     run = bench(folder, "--verify_not_required", "--baseline", "compile", "--warmup", "0", "--operators")
     assert run.returncode == 0, run.stderr
     r = json.loads((folder / "perf_result.json").read_text())
-    assert r["baseline"] == "compile" and r["per_shape_results"][0]["status"] == "pass", r["per_shape_results"]
+    assert r["baseline"] == "compile" and r["per_shape_results"][0]["status"] == "pass", r["per_shape_results"][0]["error_msg"]
     assert r["framework"]["avg_latency_ms"] > 0 and r["speedup_vs_torch"] > 0
     assert max(r["per_shape_results"][0]["framework"]["times_ms"]) < 1000  # seconds of compiling are in none of them
     assert any(op.startswith("Torch-Compiled Region") for op in r["framework"]["operators"]), r["framework"]["operators"]
@@ -174,6 +183,7 @@ def test_compile_baseline_times_the_compiled_reference(folder):
 
 @requires_triton
 @pytest.mark.slow
+@pytest.mark.usefixtures("reference_as_candidate")
 def test_a_reference_that_cannot_compile_fails_the_shape_by_name(folder):
     """No C++ compiler on PATH (inductor needs one on the CPU): a BaselineCompileError, not a crash."""
     run = subprocess.run([sys.executable, "-m", "tritonlint.runtime_check.benchmark", "--op_name", "gelu", "--verify_dir",
@@ -189,11 +199,13 @@ def test_a_reference_that_cannot_compile_fails_the_shape_by_name(folder):
 
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None or not __import__("torch").cuda.is_available(),
                     reason="needs a CUDA device; run on the device tool")
+@pytest.mark.usefixtures("reference_as_candidate")
 def test_compile_baseline_on_cuda(folder):
     run = subprocess.run([sys.executable, "-m", "tritonlint.runtime_check.benchmark", "--op_name", "gelu", "--verify_dir",
                           str(folder), "--backend", "cuda", "--verify_not_required", "--baseline", "compile", "--operators"],
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr
     r = json.loads((folder / "perf_result.json").read_text())
-    assert r["baseline"] == "compile" and r["per_shape_results"][0]["status"] == "pass", r["per_shape_results"]
-    assert any(op.startswith("Torch-Compiled Region") for op in r["framework"]["operators"]), r["framework"]["operators"]
+    assert r["baseline"] == "compile" and r["per_shape_results"][0]["status"] == "pass", r["per_shape_results"][0]["error_msg"]
+    ops = r["framework"]["operators"]  # device time: the kernels inductor generated (triton_poi_fused_gelu_0, ...)
+    assert any(op.startswith("triton_") for op in ops) and not any("Gelu" in op for op in ops), ops
