@@ -135,7 +135,7 @@ def test_a_dead_timing_child_is_reported_like_a_dead_verify_child(folder):
 def test_the_verdict_names_the_baseline():
     from tritonlint.runtime_check.gate import verdict
 
-    v = {"total_cases": 1, "passed_cases": 1, "failures": [], "policy": "mere_mare"}
+    v = {"total_cases": 1, "passed_cases": 1, "failures": [], "policy": "mere_mare", "census": {"regression_type": None}}
     perf = {"speedup_vs_torch": 1.2, "framework": {"avg_latency_ms": 1.2}, "implementation": {"avg_latency_ms": 1.0},
             "per_shape_results": [{"error_type": None}], "baseline": "compile"}
     assert verdict(v, perf, True) == ("passed", "1/1 cases passed (mere_mare); speedup 1.20x vs torch.compile "
