@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from tritonlint.runtime_check.options import BACKENDS, DEFAULTS, POLICIES, GateOptions
+from tritonlint.runtime_check.options import BACKENDS, BASELINES, DEFAULTS, POLICIES, GateOptions
 from tritonlint.runtime_check.tasks import CASES
 
 USAGE_ERROR = 2
@@ -34,6 +34,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--tolerance", default=DEFAULTS.policy, choices=POLICIES)
     p.add_argument("--warmup", type=int, default=DEFAULTS.warmup)
     p.add_argument("--bench-repeats", type=int, default=DEFAULTS.repeats, help="timed calls per benchmark (seed 002's --repeats)")
+    p.add_argument("--baseline", default=DEFAULTS.baseline, choices=BASELINES,
+                   help="time each reference as written (eager, the default) or through torch.compile (compile)")
     p.add_argument("--operators", action="store_true", help="per-operator device time from the torch profiler")
     p.add_argument("--fresh-cache", action="store_true", help="each submission compiles in a private, empty Triton cache")
     p.add_argument("--compare", nargs=2, type=Path, metavar=("A", "B"), help="compare two evaluation folders instead")
@@ -90,7 +92,8 @@ def main(argv: list[str]) -> int:
         print("\n".join(why), file=sys.stderr)
         return USAGE_ERROR
     gate = GateOptions(seeds=args.seeds, timeout=args.timeout, policy=args.tolerance, warmup=args.warmup,
-                       repeats=args.bench_repeats, operators=args.operators, fresh_cache=args.fresh_cache)
+                       repeats=args.bench_repeats, operators=args.operators, fresh_cache=args.fresh_cache,
+                       baseline=args.baseline)
     opts = EvalOptions(args.submissions, args.cases, args.out, backend=args.backend, repeats=args.repeats,
                        workers=args.workers, jobs=args.jobs, engine=args.engine, ray_address=args.ray_address,
                        lint_only=args.lint_only, report_only=args.report_only, gate=gate)
@@ -119,6 +122,8 @@ def _compare(args) -> int:
             return USAGE_ERROR
     out = args.out if args.out != Path("eval-out") else Path("compare-out")
     c = write_compare(args.compare[0], args.compare[1], out)
+    if c["warning"]:
+        print(f"tritonlint eval --compare: warning: {c['warning']}", file=sys.stderr)
     if not c["common_tasks"]:
         print(f"tritonlint eval --compare: {args.compare[0]} and {args.compare[1]} have no task in common: nothing to compare "
               f"task by task -> {out}/compare.md", file=sys.stderr)

@@ -5,7 +5,8 @@ Per task the best correct submission of each side is compared on its solution
 latency with Welch's t-test: over the whole-run repeats when both sides have two or
 more, else over the timed calls of the single run (which shows a difference within
 one device session, not across sessions; the output says which). Across tasks, a
-paired t-test on log speedup says whether B is faster than A overall.
+paired t-test on log speedup says whether B is faster than A overall. Two runs timed
+against different baselines (`--baseline`) are compared with a warning.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ import json
 import math
 from pathlib import Path
 
+from tritonlint.runtime_check.options import baseline_name
 from tritonlint.writer import write_atomic
 
+from .outputs import baseline_of
 from .stats import paired, welch
 
 ALPHA = 0.05
@@ -61,15 +64,27 @@ def compare(a_dir: Path, b_dir: Path) -> dict:
     metrics = {key: {name: {"a": a.get(key, {}).get(name), "b": b.get(key, {}).get(name)} for name in b.get(key, a.get(key, {}))}
                for key in ("fast_p", "pass_at_k")}
     common = sorted({s["task"] for s in a["submissions"]} & {s["task"] for s in b["submissions"]})
+    baselines = {"a": baseline_of(a.get("options", {})), "b": baseline_of(b.get("options", {}))}
     return {"a": str(a_dir), "b": str(b_dir), "alpha": ALPHA, "tasks": rows, "overall": overall,
-            "common_tasks": common, "metrics": metrics,
+            "common_tasks": common, "metrics": metrics, "baselines": baselines,
+            "warning": baseline_warning(baselines),
             "faster": [r["task"] for r in rows if r["verdict"] == "faster"],
             "slower": [r["task"] for r in rows if r["verdict"] == "slower"]}
 
 
+def baseline_warning(baselines: dict[str, str]) -> str | None:
+    """Why the two runs' speedups do not compare, or None."""
+    if baselines["a"] == baselines["b"]:
+        return None
+    return (f"A's speedups are against {baseline_name(baselines['a'])}, B's against {baseline_name(baselines['b'])}: "
+            "the speedup columns and the overall test mix two baselines (the per-task latency tests do not)")
+
+
 def compare_md(c: dict) -> str:
-    lines = [f"# Comparison: B = `{c['b']}` against A = `{c['a']}`", "",
-             "| task | A speedup | B speedup | B/A | p | basis | verdict |", "|---|---:|---:|---:|---:|---|---|"]
+    lines = [f"# Comparison: B = `{c['b']}` against A = `{c['a']}`", ""]
+    if c["warning"]:
+        lines += [f"> **Warning:** {c['warning']}.", ""]
+    lines += ["| task | A speedup | B speedup | B/A | p | basis | verdict |", "|---|---:|---:|---:|---:|---|---|"]
     for r in c["tasks"]:
         def f(v, spec=".2f"):
             return "–" if v is None else format(v, spec)

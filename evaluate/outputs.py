@@ -22,6 +22,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from tritonlint import __version__
+from tritonlint.runtime_check.options import BASELINES
 from tritonlint.runtime_check.score import score
 from tritonlint.runtime_check.tasks import TIER_WEIGHTS, Case
 from tritonlint.writer import write_atomic
@@ -38,6 +39,11 @@ CSV_FIELDS = ["set", "task", "tier", "round", "submission", "layout", "status", 
 def write_json(path: Path, data) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(str(path), strict_json(data, indent=2, default=str) + "\n", "utf-8")
+
+
+def baseline_of(options: dict) -> str:
+    """The baseline a run timed against, from its summary.json `options` (eager before the option existed)."""
+    return (options.get("gate") or {}).get("baseline", BASELINES[0])
 
 
 def device_of(records: list[Record], env: dict) -> dict:
@@ -89,7 +95,9 @@ def kernel_signature(case: Case, records: list[Record]) -> dict:
     return {"name": case.name, "axes": axes, "inputs": inputs, "outputs": outputs, "code": code}
 
 
-def seed004(case: Case, records: list[Record], device: dict) -> dict:
+def seed004(case: Case, records: list[Record], device: dict, baseline: str) -> dict:
+    """Seed 004's `baseline.compiled` is whether the baseline's code compiled: false only when
+    torch.compile failed on the reference (`--baseline compile`); `kind` says which baseline it is."""
     baselines = [ms for rec in records for ms in rec.baseline_ms]
     gens = []
     for rec in sorted(records, key=lambda r: (r.sub.round, r.sub.key)):
@@ -106,10 +114,10 @@ def seed004(case: Case, records: list[Record], device: dict) -> dict:
         gens.append({k: v for k, v in g.items() if v is not None or k in ("regression_type", "error")})
     ok = [g for g in gens if g["status"] == "passed"]
     speeds = [g["speedup"] for g in ok if g.get("speedup") is not None]
-    baseline = {"compiled": True}
+    base = {"compiled": not any(rec.baseline_failed for rec in records), "kind": baseline}
     if baselines:
-        baseline["time"] = statistics.median(baselines)
-    return {"device": device, "kernel_signature": kernel_signature(case, records), "baseline": baseline,
+        base["time"] = statistics.median(baselines)
+    return {"device": device, "kernel_signature": kernel_signature(case, records), "baseline": base,
             "generations": gens, "success_rate": len(ok) / len(gens) if gens else 0.0,
             "avg_of_n": statistics.fmean(speeds) if speeds else 0.0, "max_of_n": max(speeds) if speeds else 0.0}
 
@@ -251,7 +259,8 @@ def write_all(out: Path, records: list[Record], found: Found, env: dict, options
     for rec in records:
         by_kernel[(rec.sub.set, rec.sub.case.name)].append(rec)
     for (set_, _), recs in sorted(by_kernel.items()):
-        write_json(out / "kernels" / set_ / f"{recs[0].sub.case.name}.json", seed004(recs[0].sub.case, recs, device))
+        write_json(out / "kernels" / set_ / f"{recs[0].sub.case.name}.json",
+                   seed004(recs[0].sub.case, recs, device, baseline_of(options)))
     write_csv(out / "results.csv", records)
     summ = summary(records, found, env, options)
     write_json(out / "summary.json", summ)

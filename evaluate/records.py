@@ -119,6 +119,12 @@ class Record:
         raw = self.raw_score
         return None if raw is None else weighted(raw, self.sub.case.tier)
 
+    @property
+    def baseline_failed(self) -> bool:
+        """torch.compile could not compile the reference in some repeat (timing.py's BaselineCompileError)."""
+        return any(row.get("error_type") == "BaselineCompileError" for run in self.runs
+                   for row in (run.get("benchmark") or {}).get("per_shape_results", []))
+
     def diff(self, key: str) -> float | None:
         vals = [(run.get("verify") or {}).get(key) for run in self.runs]
         vals = [v for v in vals if v is not None]

@@ -7,11 +7,11 @@ import statistics
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from tritonlint.runtime_check.options import DEFAULTS
+from tritonlint.runtime_check.options import DEFAULTS, baseline_name
 from tritonlint.runtime_check.tasks import TIER_WEIGHTS
 from tritonlint.writer import write_atomic
 
-from .outputs import best_per_task
+from .outputs import baseline_of, best_per_task
 from .records import Record
 
 DPI = 300
@@ -35,8 +35,9 @@ def _save(fig, path: Path) -> None:
     fig.clf()
 
 
-def chart_speedup(records: list[Record], path: Path) -> bool:
-    """Every correct, timed submission's speedup per task (dots), the best one (bar), 1× line."""
+def chart_speedup(records: list[Record], path: Path, against: str) -> bool:
+    """Every correct, timed submission's speedup per task (dots), the best one (bar), 1× line.
+    `against`: what the speedups are against (options.baseline_name)."""
     per_task: dict[str, list[float]] = defaultdict(list)
     for r in records:
         if r.speedup:
@@ -50,10 +51,10 @@ def chart_speedup(records: list[Record], path: Path) -> bool:
     for i, t in enumerate(tasks):
         ax.scatter([i] * len(per_task[t]), per_task[t], color="black", s=10, zorder=3,
                    label="each correct submission" if i == 0 else None)
-    ax.axhline(1.0, color="#c44e52", lw=1, ls="--", label="PyTorch reference (1×)")
+    ax.axhline(1.0, color="#c44e52", lw=1, ls="--", label=f"{against} reference (1×)")
     ax.set_yscale("log")
     ax.set_xticks(range(len(tasks)), tasks, rotation=45, ha="right")
-    ax.set_ylabel("speedup over the PyTorch reference (log)")
+    ax.set_ylabel(f"speedup over the {against} reference (log)")
     ax.set_title("Speedup per task")
     ax.legend(fontsize=7)
     _save(fig, path)
@@ -61,7 +62,7 @@ def chart_speedup(records: list[Record], path: Path) -> bool:
     return True
 
 
-def chart_tier_scores(records: list[Record], path: Path) -> bool:
+def chart_tier_scores(records: list[Record], path: Path, against: str) -> bool:
     """Best weighted seed-001 score per tier and set, against the tier's maximum."""
     best = best_per_task(records)
     sets = sorted({s for s, _ in best})
@@ -86,7 +87,7 @@ def chart_tier_scores(records: list[Record], path: Path) -> bool:
     return True
 
 
-def chart_degradations(records: list[Record], path: Path) -> bool:
+def chart_degradations(records: list[Record], path: Path, against: str) -> bool:
     counts = Counter(t for r in records for t in r.lint.types)
     plt = _plt()
     from matplotlib.ticker import MaxNLocator
@@ -105,7 +106,7 @@ def chart_degradations(records: list[Record], path: Path) -> bool:
     return True
 
 
-def chart_latency(records: list[Record], path: Path) -> bool:
+def chart_latency(records: list[Record], path: Path, against: str) -> bool:
     """Per task, the timed calls of the best submission against the reference's."""
     best = {}
     for (_, task), r in best_per_task(records).items():
@@ -116,7 +117,7 @@ def chart_latency(records: list[Record], path: Path) -> bool:
     plt = _plt()
     tasks = sorted(best)
     fig, ax = plt.subplots(figsize=(max(6, 0.8 * len(tasks) + 2), 4.5))
-    sides = (("framework", "#c44e52", "PyTorch reference"), ("implementation", "#4c72b0", "best submission"))
+    sides = (("framework", "#c44e52", f"{against} reference"), ("implementation", "#4c72b0", "best submission"))
     for i, t in enumerate(tasks):
         for k, (side, color, label) in enumerate(sides):
             ys = best[t].times(side)
@@ -148,10 +149,12 @@ def _fmt(x, spec=".2f", unit="") -> str:
 def report_md(records: list[Record], summ: dict, teams: list[dict], device: dict, charts: dict[str, bool],
               board_md: str | None) -> str:
     repeats = summ["options"].get("repeats", 1)
+    against = baseline_name(baseline_of(summ["options"]))
     L = ["# tritonlint evaluation report", "",
          f"{summ['total']} submissions, {summ['timestamp']}, device: {device.get('name')} "
          f"(backend {device.get('backend') or 'none'}, torch {device.get('torch') or '–'}, triton {device.get('triton') or '–'}), "
-         f"{repeats} repeat(s), tolerance {summ['options'].get('gate', {}).get('policy', DEFAULTS.policy)}.", ""]
+         f"{repeats} repeat(s), tolerance {summ['options'].get('gate', {}).get('policy', DEFAULTS.policy)}, "
+         f"speedups against {against}.", ""]
     if summ["environment"].get("backend") == "cpu":
         L += ["> cpu backend: Triton's interpreter checks correctness only. Nothing is timed and no score is given.", ""]
     L += ["## Status", "", "| status | submissions |", "|---|---:|"]
@@ -193,7 +196,7 @@ def report_md(records: list[Record], summ: dict, teams: list[dict], device: dict
     if board_md:
         L += ["", "## Leaderboard", "", board_md.rstrip()]
     L += ["", "## Worst offenders", ""]
-    L += _offenders(records)
+    L += _offenders(records, against)
     L += ["", "## Charts", ""]
     for name, made in charts.items():
         title = name[:-4].replace("_", " ")
@@ -204,7 +207,7 @@ def report_md(records: list[Record], summ: dict, teams: list[dict], device: dict
     return "\n".join(L).rstrip() + "\n"
 
 
-def _offenders(records: list[Record]) -> list[str]:
+def _offenders(records: list[Record], against: str) -> list[str]:
     rows = []
     lint = sorted((r for r in records if r.lint.errors), key=lambda r: -r.lint.errors)[:5]
     for r in lint:
@@ -213,7 +216,7 @@ def _offenders(records: list[Record]) -> list[str]:
     for r in [r for r in records if r.status in ("incorrect", "timeout", "failed")][:5]:
         rows.append(f"- `{r.sub.key}`: {r.status}: {(r.error or '').splitlines()[0][:160]}")
     for r in sorted((r for r in records if r.speedup and r.speedup < 1), key=lambda r: r.speedup)[:5]:
-        rows.append(f"- `{r.sub.key}`: correct but slower than PyTorch ({r.speedup:.2f}×)")
+        rows.append(f"- `{r.sub.key}`: correct but slower than {against} ({r.speedup:.2f}×)")
     return rows or ["None."]
 
 
@@ -221,8 +224,9 @@ def write_report(out: Path, records: list[Record], written: dict, board_md: str 
     charts_dir = out / "charts"
     charts_dir.mkdir(parents=True, exist_ok=True)
     charts = {}
+    against = baseline_name(baseline_of(written["summary"]["options"]))
     for name, fn in CHARTS.items():
-        charts[name] = fn(records, charts_dir / name)
+        charts[name] = fn(records, charts_dir / name, against)
         if not charts[name] and (charts_dir / name).exists():
             (charts_dir / name).unlink()  # a chart from an earlier run must not pass for this one's
     text = report_md(records, written["summary"], written["teams"], written["device"], charts, board_md)

@@ -45,10 +45,11 @@ class EvalOptions:
     gate: GateOptions = dataclasses.field(default_factory=GateOptions)  # its reference is unused: each job has its own
 
     def to_json(self) -> dict:
-        """summary.json's `options`: paths as text, the gate's options as its jobs carry them."""
+        """summary.json's `options`: paths as text, the gate's options as its jobs carry them, and
+        the baseline always (the jobs leave out the default one)."""
         data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         data = {k: str(v) if isinstance(v, Path) else v for k, v in data.items()}
-        data["gate"] = self.gate.to_json()
+        data["gate"] = {**self.gate.to_json(), "baseline": self.gate.baseline}
         return data
 
 

@@ -3,7 +3,7 @@
     python -m tritonlint.runtime_check.benchmark --op_name softmax --verify_dir DIR \\
         [--triton_impl_name triton_ascend_impl] [--warmup 5] [--repeats 50] [--output FILE] \\
         [--skip_framework] [--framework_latency_ms MS] [--verify_not_required] \\
-        [--backend auto|npu|cuda|cpu] [--timeout 900]
+        [--backend auto|npu|cuda|cpu] [--timeout 900] [--baseline eager|compile]
 
 Exit 0: benchmark done (per-shape pass/fail in the JSON); 1: the script itself failed;
 2: the L1 gate refused (verify result missing, unreadable, no case run, or not all
@@ -27,7 +27,7 @@ import torch
 
 from tritonlint.runtime_check.backends import Backend, BackendUnavailable, get_backend
 from tritonlint.runtime_check.compare import compare_outputs, all_integer, on_device
-from tritonlint.runtime_check.options import DEFAULTS
+from tritonlint.runtime_check.options import BASELINES, DEFAULTS
 from tritonlint.runtime_check.protocol import (MODEL_SEED, CASE_RESULT_BYTES, CaseInput, ChildSpec, case_input, child_log,
                                                crash_report, failure, input_seed, kill, load_timing_result, not_a_plain_file,
                                                strict_json, timed_outputs, timing_result)
@@ -62,14 +62,16 @@ def benchmark(task_path: Path, impl_path: Path, backend: Backend, *, warmup: int
               repeats: int = DEFAULTS.repeats, skip_framework: bool = False, framework_latency_ms: float | None = None,
               timeout: float = DEFAULTS.timeout, op_name: str | None = None, operators: bool = False,
               cache_dir: str | None = None, expected: list | None = None, policy: str = DEFAULTS.policy,
-              inputs: list | None = None, inplace_outputs: list[int] | None = None, framework: dict | None = None) -> dict:
+              inputs: list | None = None, inplace_outputs: list[int] | None = None, framework: dict | None = None,
+              baseline: str = DEFAULTS.baseline) -> dict:
     """`inputs` and `expected`: verify's case-1 inputs and the reference's outputs for them (the
     gate passes both); without them the inputs come from a fresh secret seed and a reference child
     computes the outputs. The candidate's output of its last timed call must match them: a kernel
     that is right once and wrong when called again, or that does less work once it is being
     timed, fails the shape instead of scoring. `inplace_outputs`: what verify learned.
     `framework`: the reference's timing for these inputs, taken for an earlier submission of
-    the run: only the candidate is timed."""
+    the run: only the candidate is timed. `baseline`: time the reference as written (eager) or
+    through torch.compile (compile); its side is still called `framework`, as in seed 002."""
     task = load_module(task_path)
     skip_framework = skip_framework or framework is not None
     small = backend.name == "cpu" and hasattr(task, "get_small_inputs")
@@ -89,7 +91,8 @@ def benchmark(task_path: Path, impl_path: Path, backend: Backend, *, warmup: int
                              ("--task", str(Path(task_path).resolve()), "--impl", str(Path(impl_path).resolve()), "--inputs", str(case_input(folder, idx)),
                               "--device", backend.device, "--warmup", str(warmup), "--repeats", str(repeats),
                               "--out", str(timing_result(folder, idx)), "--outputs", str(timed_outputs(folder, idx)))
-                             + (("--skip_framework",) if skip_framework else ()) + (("--operators",) if operators else ()),
+                             + (("--skip_framework",) if skip_framework else ()) + (("--operators",) if operators else ())
+                             + ("--baseline", baseline),
                              backend.child_env(cache_dir))
             row = {"case_idx": idx, "input_desc": describe(shape_inputs), "status": "fail", "framework": None,
                    "implementation": None, "speedup_vs_torch": None, "error_type": None, "error_msg": None}
@@ -121,7 +124,7 @@ def benchmark(task_path: Path, impl_path: Path, backend: Backend, *, warmup: int
 
     passed = sum(r["status"] == "pass" for r in per_shape)
     return {
-        "op_name": op_name or impl_path.stem, "warmup": warmup, "repeats": repeats,
+        "op_name": op_name or impl_path.stem, "warmup": warmup, "repeats": repeats, "baseline": baseline,
         "total_cases": len(per_shape), "passed_cases": passed, "failed_cases": len(per_shape) - passed,
         "nan_indices": buckets["nan"], "inf_indices": buckets["inf"], "zero_indices": buckets["zero"],
         "negative_indices": buckets["negative"], "none_indices": buckets["none"],
@@ -194,6 +197,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup", type=int, default=DEFAULTS.warmup)
     ap.add_argument("--repeats", type=int, default=DEFAULTS.repeats)
     ap.add_argument("--skip_framework", action="store_true")
+    ap.add_argument("--baseline", choices=BASELINES, default=DEFAULTS.baseline,
+                    help="time the reference as written (eager) or through torch.compile (compile)")
     ap.add_argument("--framework_latency_ms", type=float)
     ap.add_argument("--verify_not_required", action="store_true")
     ap.add_argument("--operators", action="store_true", help="per-operator device time from the torch profiler")
@@ -215,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     task, impl = files
     result = benchmark(task, impl, backend, warmup=args.warmup, repeats=args.repeats, skip_framework=args.skip_framework,
                        framework_latency_ms=args.framework_latency_ms, timeout=args.timeout, op_name=args.op_name,
-                       operators=args.operators)
+                       operators=args.operators, baseline=args.baseline)
     out = Path(args.output) if args.output else folder / "perf_result.json"
     out.write_text(strict_json(result, indent=2) + "\n")
     print(f"benchmark {args.op_name}: speedup {result['speedup_vs_torch']} -> {out}")

@@ -90,7 +90,9 @@ def verdict(v: dict, perf: dict | None, timed: bool) -> tuple[str, str]:
     if s is None:
         return "not_timed", "timing produced no speedup"
     fw, impl = perf["framework"]["avg_latency_ms"], perf["implementation"]["avg_latency_ms"]
-    return "passed", f"{v['total_cases']}/{v['total_cases']} cases passed ({v['policy']}); speedup {s:.2f}x (framework {fw:.3f} ms, implementation {impl:.3f} ms)"
+    against = " vs torch.compile" if perf.get("baseline") == "compile" else ""
+    return "passed", (f"{v['total_cases']}/{v['total_cases']} cases passed ({v['policy']}); speedup {s:.2f}x{against} "
+                      f"(framework {fw:.3f} ms, implementation {impl:.3f} ms)")
 
 
 def _first_line(msg) -> str:
@@ -152,12 +154,12 @@ def run_gate(path: str, lint_valid: bool, lint_skipped: bool, backend: Backend, 
             out["benchmark_skipped"] = "cpu backend (Triton's interpreter): correctness only, no timing claims"
         else:
             started = time.perf_counter()
-            run, timing_key = kept["reference"], (opts.warmup, opts.repeats, opts.operators)
+            run, timing_key = kept["reference"], (opts.warmup, opts.repeats, opts.operators, opts.baseline)
             with timing_lock(backend):  # one timing at a time per device, whatever the number of workers
                 perf = benchmark(ref, impl, backend, timeout=opts.timeout, op_name=impl.stem, operators=opts.operators,
                                  cache_dir=cache, warmup=opts.warmup, repeats=opts.repeats, expected=kept.get("outputs"),
                                  policy=opts.policy, inputs=kept.get("inputs"), inplace_outputs=v.get("inplace_outputs"),
-                                 framework=run.framework.get(timing_key))
+                                 framework=run.framework.get(timing_key), baseline=opts.baseline)
             first = (perf["per_shape_results"] or [{}])[0].get("framework")
             if references is not None and first and timing_key not in run.framework:
                 run.framework[timing_key] = first  # the run's later submissions of this task are timed against it

@@ -8,6 +8,12 @@ import dataclasses
 
 POLICIES = ("mere_mare", "allclose", "seed001_strict", "exact", "three_term")  # compare.py says what each checks
 BACKENDS = ("auto", "npu", "cuda", "cpu")  # the first is the default; auto picks npu, then cuda (backends.get_backend)
+BASELINES = ("eager", "compile")  # the first is the default: time the reference as written, or through torch.compile
+
+
+def baseline_name(baseline: str) -> str:
+    """How reports name what a speedup is against."""
+    return "torch.compile" if baseline == "compile" else "eager PyTorch"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -23,16 +29,23 @@ class GateOptions:
     operators: bool = False  # add the torch profiler's per-operator breakdown
     fresh_cache: bool = False  # compile in a private, empty Triton cache
     probe_state: bool = False  # Model's parameters and buffers must be reproduced bit-exactly
+    baseline: str = BASELINES[0]  # one of BASELINES: the reference is timed as written or compiled (timing.py)
+
+    def __post_init__(self) -> None:
+        if self.baseline not in BASELINES:
+            raise ValueError(f"baseline must be one of {', '.join(BASELINES)}, not {self.baseline!r}")
 
     def to_json(self) -> dict:
         """The options that hold for a whole run, as plain data: eval's jobs carry them, its
         resume fingerprint hashes them and summary.json lists them. No `reference` (each job
-        has its own), and `probe_state` only when set: eval has no such option, and its
-        fingerprints were made without the key, so leaving it out keeps them unchanged."""
+        has its own), `probe_state` only when set and `baseline` only when not eager: eval's
+        fingerprints were made without these keys, so leaving the defaults out keeps them unchanged."""
         data = dataclasses.asdict(self)
         del data["reference"]
         if not self.probe_state:
             del data["probe_state"]
+        if self.baseline == BASELINES[0]:
+            del data["baseline"]
         return data
 
     @classmethod

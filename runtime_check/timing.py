@@ -12,7 +12,7 @@ import sys
 
 import torch
 
-from tritonlint.runtime_check.options import DEFAULTS
+from tritonlint.runtime_check.options import BASELINES, DEFAULTS
 from tritonlint.runtime_check.protocol import CaseResult, failure
 
 _EVENT = getattr(torch, "Event", None)
@@ -72,6 +72,22 @@ def _wall(fn, probe: bool = False):
 
 class UntimedWork(Exception):
     pass
+
+
+class BaselineCompileError(Exception):
+    """torch.compile could not compile the reference: there is no baseline to time against."""
+
+
+def compiled_call(model, inputs, after):
+    """`--baseline compile`: a call of torch.compile(model) on `inputs`, compiled here by its
+    first call, which counts as the first untimed warmup call (its output goes to `after`)."""
+    compiled = torch.compile(model)
+    try:
+        after(compiled(*inputs))
+    except Exception as e:
+        why = str(e)[:2000]  # cut here, so the cut a failure makes at its start keeps what failed
+        raise BaselineCompileError(f"torch.compile of the reference failed: {type(e).__name__}: {why}") from None
+    return lambda: compiled(*inputs)
 
 
 def _tensors(value) -> list:
@@ -167,6 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup", type=int, default=DEFAULTS.warmup)
     ap.add_argument("--repeats", type=int, default=DEFAULTS.repeats)
     ap.add_argument("--skip_framework", action="store_true")
+    ap.add_argument("--baseline", choices=BASELINES, default=DEFAULTS.baseline, help="time the reference as written or compiled")
     ap.add_argument("--operators", action="store_true", help="add the torch profiler's per-operator breakdown")
     ap.add_argument("--out", required=True)
     ap.add_argument("--outputs", help="save the candidate's output of the last timed call here")
@@ -185,9 +202,12 @@ def main(argv: list[str] | None = None) -> int:
                 model = getattr(load_module(path), cls)(*payload["init"])
                 model = model.to(args.device) if isinstance(model, torch.nn.Module) else model
                 framework = side == "framework"
-                ops = operators(lambda m=model: m(*inputs), args.device) if args.operators and framework else None
-                result[side], last = measure(lambda m=model: m(*inputs), args.device, args.warmup, args.repeats,
-                                             after=scrubber(inputs) if framework else None)  # scrubs the profiled calls' leftovers too
+                after = scrubber(inputs) if framework else None  # scrubs the profiled calls' leftovers too
+                call, warmup = (lambda m=model: m(*inputs)), args.warmup
+                if framework and args.baseline == "compile":
+                    call, warmup = compiled_call(model, inputs, after), max(args.warmup - 1, 0)
+                ops = operators(call, args.device) if args.operators and framework else None
+                result[side], last = measure(call, args.device, warmup, args.repeats, after=after)
                 if not framework:
                     wait, event = result[side]["sync_wait_ms"], result[side]["avg_latency_ms"]
                     wait -= result[side]["idle_sync_wait_ms"]
@@ -196,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
                                           f"{event:.4f} ms between the events: work on a stream the events do not see")
                     if args.outputs:
                         torch.save(CaseResult(ok=True, outputs=_portable(last)), args.outputs)
-                    ops = operators(lambda m=model: m(*inputs), args.device) if args.operators else None
+                    ops = operators(call, args.device) if args.operators else None
                 if ops is not None:
                     result[side]["operators"] = ops
     except BaseException as e:

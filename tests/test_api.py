@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import tritonlint
-from conftest import EXAMPLES, run_cli, validate_report
+from conftest import EXAMPLES, ROOT, requires_triton, run_cli, validate_report
 
 
 def _without_times(report: dict) -> dict:
@@ -33,3 +33,14 @@ def test_check_reports_typed_findings_and_never_imports_torch():
     assert (d.code, d.line, d.category) == ("TL003", 22, "degradation")
     probe = "import sys, tritonlint; tritonlint.check(open(sys.argv[1]).read()); assert 'torch' not in sys.modules"
     assert subprocess.run([sys.executable, "-c", probe, str(EXAMPLES / "gelu_triton.py")]).returncode == 0
+
+
+@requires_triton
+def test_gate_takes_the_baseline_like_any_gate_option():
+    import pytest
+
+    impl = str(ROOT / "cases" / "t1" / "gelu" / "gelu_triton_ascend_impl.py")
+    with pytest.raises(ValueError, match="baseline must be one of eager, compile"):
+        tritonlint.gate(impl, backend="cpu", baseline="jit")
+    runtime = tritonlint.gate(impl, backend="cpu", seeds=1, baseline="compile").result.runtime
+    assert runtime["verdict"] == "passed" and "no timing claims" in runtime["benchmark_skipped"]  # cpu: nothing timed

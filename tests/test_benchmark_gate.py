@@ -73,6 +73,7 @@ def test_benchmark_writes_seed_002_fields(folder):
     assert row["status"] == "pass" and row["implementation"]["avg_latency_ms"] > 0
     assert "not a performance measurement" in r["timing"]
     assert r["implementation"]["operators"] == {}  # the profiler runs only when asked
+    assert r["baseline"] == "eager"  # the default: the reference as written
     bypass = bench(folder, "--verify_not_required", "--skip_framework", "--framework_latency_ms", "2.0", "--operators")
     assert bypass.returncode == 0
     r = json.loads((folder / "perf_result.json").read_text())
@@ -129,3 +130,82 @@ def test_a_dead_timing_child_is_reported_like_a_dead_verify_child(folder):
     assert run.returncode == 0, run.stderr
     row = json.loads((folder / "perf_result.json").read_text())["per_shape_results"][0]
     assert (row["status"], row["error_type"]) == ("fail", "Crash") and row["error_msg"].startswith("process killed by SIGABRT")
+
+
+def test_the_verdict_names_the_baseline():
+    from tritonlint.runtime_check.gate import verdict
+
+    v = {"total_cases": 1, "passed_cases": 1, "failures": [], "policy": "mere_mare", "census": {"regression_type": None}}
+    perf = {"speedup_vs_torch": 1.2, "framework": {"avg_latency_ms": 1.2}, "implementation": {"avg_latency_ms": 1.0},
+            "per_shape_results": [{"error_type": None}], "baseline": "compile"}
+    assert verdict(v, perf, True) == ("passed", "1/1 cases passed (mere_mare); speedup 1.20x vs torch.compile "
+                                                "(framework 1.200 ms, implementation 1.000 ms)")
+    assert "x (framework" in verdict(v, {**perf, "baseline": "eager"}, True)[1]  # eager says nothing new
+    failed = {**perf, "speedup_vs_torch": None, "per_shape_results": [
+        {"error_type": "BaselineCompileError", "error_msg": "torch.compile of the reference failed: InductorError: no g++"}]}
+    assert verdict(v, failed, True) == ("not_timed", "timing: BaselineCompileError: torch.compile of the reference "
+                                                     "failed: InductorError: no g++")
+
+
+def test_a_bad_baseline_is_a_usage_error(folder):
+    run = bench(folder, "--verify_not_required", "--baseline", "jit")
+    assert run.returncode == 2 and "argument --baseline: invalid choice: 'jit'" in run.stderr and "Traceback" not in run.stderr
+
+
+@pytest.fixture
+def reference_as_candidate(folder):
+    """The reference as its own candidate: the last-call check is bit-exact whatever the inputs, so
+    these tests see only the baseline side (the Triton gelu's MARE is marginal on fresh inputs)."""
+    (folder / "gelu_triton_ascend_impl.py").write_text((GELU / "gelu_torch.py").read_text() + "\nModelNew = Model\n")
+    return folder
+
+
+needs_cxx = pytest.mark.skipif(shutil.which("g++") is None and shutil.which("c++") is None,
+                               reason="torch.compile on the CPU (inductor) needs a C++ compiler, and none is installed")
+
+
+@requires_triton
+@needs_cxx
+@pytest.mark.slow
+@pytest.mark.usefixtures("reference_as_candidate")
+def test_compile_baseline_times_the_compiled_reference(folder):
+    """Really compiled (inductor, in the sandboxed timing child): the profiler sees the compiled
+    region where the eager reference shows aten::gelu; the compile is untimed warmup."""
+    run = bench(folder, "--verify_not_required", "--baseline", "compile", "--warmup", "0", "--operators")
+    assert run.returncode == 0, run.stderr
+    r = json.loads((folder / "perf_result.json").read_text())
+    assert r["baseline"] == "compile" and r["per_shape_results"][0]["status"] == "pass", r["per_shape_results"][0]["error_msg"]
+    assert r["framework"]["avg_latency_ms"] > 0 and r["speedup_vs_torch"] > 0
+    assert max(r["per_shape_results"][0]["framework"]["times_ms"]) < 1000  # seconds of compiling are in none of them
+    assert any(op.startswith("Torch-Compiled Region") for op in r["framework"]["operators"]), r["framework"]["operators"]
+    assert "aten::gelu" not in r["framework"]["operators"]
+
+
+@requires_triton
+@pytest.mark.slow
+@pytest.mark.usefixtures("reference_as_candidate")
+def test_a_reference_that_cannot_compile_fails_the_shape_by_name(folder):
+    """No C++ compiler on PATH (inductor needs one on the CPU): a BaselineCompileError, not a crash."""
+    run = subprocess.run([sys.executable, "-m", "tritonlint.runtime_check.benchmark", "--op_name", "gelu", "--verify_dir",
+                          str(folder), "--backend", "cpu", "--warmup", "1", "--repeats", "2", "--verify_not_required",
+                          "--baseline", "compile"], capture_output=True, text=True, timeout=300, env={"PATH": str(folder)})
+    assert run.returncode == 0, run.stderr
+    r = json.loads((folder / "perf_result.json").read_text())
+    row = r["per_shape_results"][0]
+    assert (row["status"], row["error_type"]) == ("fail", "BaselineCompileError"), row
+    assert row["error_msg"].startswith("torch.compile of the reference failed: ") and "C++ compiler" in row["error_msg"]
+    assert r["speedup_vs_torch"] is None and r["framework"]["avg_latency_ms"] is None
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None or not __import__("torch").cuda.is_available(),
+                    reason="needs a CUDA device; run on the device tool")
+@pytest.mark.usefixtures("reference_as_candidate")
+def test_compile_baseline_on_cuda(folder):
+    run = subprocess.run([sys.executable, "-m", "tritonlint.runtime_check.benchmark", "--op_name", "gelu", "--verify_dir",
+                          str(folder), "--backend", "cuda", "--verify_not_required", "--baseline", "compile", "--operators"],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    r = json.loads((folder / "perf_result.json").read_text())
+    assert r["baseline"] == "compile" and r["per_shape_results"][0]["status"] == "pass", r["per_shape_results"][0]["error_msg"]
+    ops = r["framework"]["operators"]  # device time: the kernels inductor generated (triton_poi_fused_gelu_0, ...)
+    assert any(op.startswith("triton_") for op in ops) and not any("Gelu" in op for op in ops), ops

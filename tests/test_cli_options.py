@@ -76,6 +76,13 @@ def test_explain_knows_engine_codes_and_fixable_counts_split(tmp_path):
     assert "1 fixable with `--fix`, 1 more with `--unsafe-fixes` [*]." in text
 
 
+def test_a_bad_baseline_is_one_usage_line():
+    run = run_cli(str(EXAMPLES / "gelu_triton.py"), "--run", "--baseline", "jit")
+    assert run.rc == 2 and run.stdout == ""
+    last = run.stderr.strip().splitlines()[-1]  # argparse's usage, then one error line, as for every other choice
+    assert last.startswith("tritonlint: error: argument --baseline: invalid choice: 'jit'") and "eager" in last
+
+
 def test_every_cli_flag_is_in_the_readme():
     from conftest import ROOT
     from tritonlint.cli import _parser

@@ -234,6 +234,73 @@ def test_compare_two_runs(tmp_path):
     assert "no task in common" in (tmp_path / "cmp2" / "compare.md").read_text()
 
 
+def test_compare_warns_when_the_runs_have_different_baselines(tmp_path):
+    runs = {}
+    for name, baseline in (("eager", None), ("compiled", "compile")):
+        runs[name] = tmp_path / name
+        runs[name].mkdir()
+        summ = _summary({"t1/gelu": [2.0, 2.1, 1.9]}, {"t1/gelu": [0.5, 0.51, 0.49]})
+        if baseline:
+            summ["options"] = {"gate": {"baseline": baseline}}
+        (runs[name] / "summary.json").write_text(json.dumps(summ))
+    mixed = run_eval("--compare", runs["eager"], runs["compiled"], "--out", tmp_path / "cmp")
+    assert mixed.returncode == 0, mixed.stderr
+    warning = ("tritonlint eval --compare: warning: A's speedups are against eager PyTorch, B's against torch.compile: "
+               "the speedup columns and the overall test mix two baselines (the per-task latency tests do not)")
+    assert warning in mixed.stderr.splitlines()
+    c = json.loads((tmp_path / "cmp" / "compare.json").read_text())
+    assert c["baselines"] == {"a": "eager", "b": "compile"}
+    assert "> **Warning:** A's speedups are against eager PyTorch" in (tmp_path / "cmp" / "compare.md").read_text()
+    same = run_eval("--compare", runs["compiled"], runs["compiled"], "--out", tmp_path / "cmp2")
+    assert same.returncode == 0 and "warning" not in same.stderr
+    assert json.loads((tmp_path / "cmp2" / "compare.json").read_text())["warning"] is None
+
+
+def test_seed004_baseline_says_which_baseline_and_whether_it_compiled(tmp_path):
+    """Seed 004's `baseline.compiled` is 'the code compiled successfully': false only when
+    torch.compile failed on the reference; `kind` is what was timed."""
+    from tritonlint.evaluate.outputs import seed004
+    from tritonlint.evaluate.records import Lint, Record
+
+    (tmp_path / "gelu").mkdir()
+    (tmp_path / "gelu" / "g1.py").write_text(solution("gelu"))
+    sub = discover_submissions(tmp_path, discover_cases(CASES)).submissions[0]
+    lint = Lint("ok", True, None, [], [], 0, 0)
+    verified = {"total_cases": 1, "passed_cases": 1, "failures": []}
+    timed = {"verify": verified, "verdict": "passed", "benchmark": {
+        "speedup_vs_torch": 1.5, "framework": {"avg_latency_ms": 0.3}, "implementation": {"avg_latency_ms": 0.2},
+        "per_shape_results": [{"error_type": None}]}}
+    uncompiled = {"verify": verified, "verdict": "not_timed", "benchmark": {
+        "speedup_vs_torch": None, "framework": {"avg_latency_ms": None}, "implementation": {"avg_latency_ms": None},
+        "per_shape_results": [{"error_type": "BaselineCompileError", "error_msg": "torch.compile of the reference failed"}]}}
+
+    def baseline(runs: list[dict], kind: str) -> dict:
+        doc = seed004(sub.case, [Record(sub, lint, runs)], {"name": "test"}, kind)
+        SEED004.validate(doc)
+        return doc["baseline"]
+
+    assert baseline([timed], "eager") == {"compiled": True, "kind": "eager", "time": 0.3}
+    assert baseline([timed], "compile") == {"compiled": True, "kind": "compile", "time": 0.3}
+    assert baseline([uncompiled], "compile") == {"compiled": False, "kind": "compile"}
+    assert baseline([], "compile") == {"compiled": True, "kind": "compile"}  # not gated: nothing failed to compile
+
+
+def test_eval_names_the_baseline_in_its_outputs(tmp_path):
+    (tmp_path / "subs" / "gelu").mkdir(parents=True)
+    (tmp_path / "subs" / "gelu" / "g1.py").write_text(solution("gelu"))
+    for kind in ("compile", "eager"):
+        out = tmp_path / kind
+        run = run_eval(tmp_path / "subs", "--lint-only", "--baseline", kind, "--out", out)
+        assert run.returncode == 0, run.stderr
+        assert json.loads((out / "summary.json").read_text())["options"]["gate"]["baseline"] == kind
+        kernel = json.loads((out / "kernels" / "default" / "gelu.json").read_text())
+        assert kernel["baseline"] == {"compiled": True, "kind": kind}
+    assert "speedups against torch.compile." in (tmp_path / "compile" / "report.md").read_text()
+    assert "speedups against eager PyTorch." in (tmp_path / "eager" / "report.md").read_text()
+    bad = run_eval(tmp_path / "subs", "--lint-only", "--baseline", "jit", "--out", tmp_path / "bad")
+    assert bad.returncode == 2 and "argument --baseline: invalid choice: 'jit'" in bad.stderr and not (tmp_path / "bad").exists()
+
+
 def test_eval_usage_errors(tmp_path):
     assert run_eval(tmp_path / "missing").returncode == 2
     r = run_eval(tmp_path, "--repeats", "0")
@@ -308,6 +375,12 @@ def test_the_same_gate_options_give_the_same_resume_key():
                                   "operators": False, "fresh_cache": False}
     probed = GateOptions(reference="task.py", seeds=1, probe_state=True)
     assert GateOptions.from_json(probed.to_json(), reference="task.py") == probed
+    assert GateOptions(baseline="eager").to_json() == DEFAULTS.to_json()  # the default baseline leaves the key out
+    compiled = GateOptions(reference="task.py", baseline="compile")
+    assert compiled.to_json() == {**DEFAULTS.to_json(), "baseline": "compile"}  # and a compile run never resumes an eager one
+    assert GateOptions.from_json(compiled.to_json(), reference="task.py") == compiled
+    with pytest.raises(ValueError, match="baseline must be one of eager, compile, not 'jit'"):
+        GateOptions(baseline="jit")
 
 
 def test_eval_status_follows_the_gate_verdict():

@@ -61,7 +61,8 @@ def check(source: str | bytes, path: str | None = None, config: Config | None = 
 
 def gate(path: str, reference: str | None = None, backend: str = "auto", config: Config | None = None, **options) -> Report:
     """Lint `path`, then run the gate on it (`options`: the fields of `GateOptions`: seeds, timeout,
-    policy, ...). Needs the [runtime] extra. Raises GateError when there is no usable reference."""
+    policy, baseline="compile", ...; a bad value raises ValueError). Needs the [runtime] extra.
+    Raises GateError when there is no usable reference."""
     from tritonlint.engine import SKIPPED, lint_path
     from tritonlint.runtime_check.backends import get_backend
     from tritonlint.runtime_check.gate import run_gate

@@ -10,7 +10,7 @@ import time
 
 import tritonlint
 
-from tritonlint.runtime_check.options import BACKENDS, DEFAULTS, POLICIES, GateOptions  # torch-free: linting never imports the gate
+from tritonlint.runtime_check.options import BACKENDS, BASELINES, DEFAULTS, POLICIES, GateOptions  # torch-free: linting never imports the gate
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 FAIL_ON = ("error", "warning", "never")
@@ -60,6 +60,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--probe-state", action="store_true", help="Model's parameters and buffers must be reproduced bit-exactly")
     run.add_argument("--fresh-cache", action="store_true", help="compile in a private, empty Triton cache")
     run.add_argument("--operators", action="store_true", help="per-operator device time from the torch profiler")
+    run.add_argument("--baseline", default=DEFAULTS.baseline, choices=BASELINES,
+                     help="time the reference as written (eager, the default) or through torch.compile (compile)")
     return p
 
 
@@ -223,7 +225,7 @@ def _run_gate(results, args) -> bool | None:
 
     opts = GateOptions(reference=args.reference, timeout=args.timeout, seeds=args.seeds,
                        policy="exact" if args.non_compute else args.tolerance, probe_state=args.probe_state,
-                       fresh_cache=args.fresh_cache, operators=args.operators)
+                       fresh_cache=args.fresh_cache, operators=args.operators, baseline=args.baseline)
     try:
         for r in results:  # every reference is checked before anything runs
             if r.status == OK and r.valid:
