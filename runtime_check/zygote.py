@@ -260,7 +260,9 @@ class Zygote:
                 child._end(msg["status"], msg["isolation"])
         with self.lock:
             self.dead = True
-        for child in list(self.children.values()):  # the server died: so did its children (their keepers' groups)
+        for child in list(self.children.values()):  # the server died (a candidate may kill it where it can see it):
+            if child.pid is not None:  # its children go too, every keeper's session with everything in it
+                _kill_group(child.pid)
             child.started.set()
             child._end(signal.SIGKILL, "")
         self.children.clear()

@@ -252,3 +252,25 @@ def test_a_triton_cache_folder_that_does_not_exist_yet_is_made_writable(tmp_path
         else:
             os.environ["TRITON_CACHE_DIR"] = old
     assert r["failures"] == [] and cache.is_dir()
+
+
+@requires_triton
+def test_a_child_that_kills_the_fork_server_is_a_crash_and_the_gate_goes_on(monkeypatch):
+    """Without namespaces a candidate can see the fork server (its keeper's parent) and kill it: the
+    case is a Crash, the keeper's session is killed with it (nothing is left running), and the next
+    case gets a new server (which it kills again: that case's result may or may not get out first).
+    In namespaces the server is out of its sight."""
+    marker = "/tmp/tritonlint-killed-server-marker"  # the fixture's
+    monkeypatch.setenv(NO_NAMESPACES, "1")
+    if os.path.exists(marker):
+        os.remove(marker)
+    try:
+        r = verify(HOSTILE / "sandbox_kills_fork_server.py", seeds=1, timeout=60)
+        assert errors(r) == ["Crash"] and "SIGKILL" in r["failures"][0]["error_msg"], r["failures"]
+        time.sleep(4)  # past its linger: had it outlived the server, it would have written by now
+        assert not os.path.exists(marker)
+    finally:
+        if os.path.exists(marker):
+            os.remove(marker)
+    ok = verify(GELU / "gelu_triton_ascend_impl.py", seeds=1)  # the gate still works: a new server
+    assert ok["passed_cases"] == 1
