@@ -67,6 +67,11 @@ def _bind(backend: str, device: int | None) -> None:
 
 def _worker(conn, backend: str, device: int | None, fn) -> None:
     _bind(backend, device)
+    if fn is gate_job:  # the fork server's imports overlap this worker's own, before its first job
+        from tritonlint.runtime_check.backends import Backend
+        from tritonlint.runtime_check.protocol import prestart
+
+        prestart(Backend(backend, backend != "cpu").child_env())
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     while True:
         try:

@@ -184,6 +184,14 @@ class ChildSpec:
             shutil.rmtree(box, ignore_errors=True)
 
 
+def prestart(env: dict[str, str]) -> None:
+    """Start the fork server that children of `env` (Backend.child_env()) will be forked from, without
+    waiting for it: its imports overlap the caller's own work until the first child is needed."""
+    from tritonlint.runtime_check.zygote import server_for
+
+    server_for(child_environment(env, Path(tempfile.gettempdir())))
+
+
 ISOLATION = "python -I, private working directory, scrubbed environment; {}"
 
 

@@ -215,6 +215,11 @@ def exit_code(results, fail_on: str, diff: bool = False) -> int:
 def _run_gate(results, args) -> bool | None:
     """Fill files[].runtime; None (after one clear line on stderr) when the gate cannot run:
     no runtime extra, no usable backend, or a missing or broken reference task."""
+    if any(r.status == "ok" and r.valid for r in results):  # something will run: start the children's fork
+        from tritonlint.runtime_check.backends import Backend  # server now, its imports overlap this process's
+        from tritonlint.runtime_check.protocol import prestart
+
+        prestart(Backend("cpu" if args.backend == "cpu" and not args.run_npu else "cuda", True).child_env())
     try:
         from tritonlint.runtime_check.backends import BackendUnavailable, get_backend
         from tritonlint.runtime_check.gate import GateError, reference_for, run_gate
