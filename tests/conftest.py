@@ -2,12 +2,14 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import jsonschema
 import pytest
+from hypothesis import settings
 
 from tritonlint.report import load_schema
 
@@ -25,6 +27,17 @@ def requires(*modules: str) -> pytest.MarkDecorator:
 
 
 requires_triton = requires("triton")
+
+# How many programs the property tests (test_properties.py) generate: all of them in a plain `pytest`
+# (CI, .ci/run), fewer in the fast loop `pytest -m "not slow"`. --hypothesis-profile full|fast picks one.
+settings.register_profile("full", max_examples=60)
+settings.register_profile("fast", max_examples=10)
+
+
+def pytest_configure(config):
+    if config.getoption("--hypothesis-profile", None) is None:
+        fast_loop = re.search(r"\bnot\s+slow\b", config.getoption("markexpr") or "")
+        settings.load_profile("fast" if fast_loop else "full")
 
 
 def validate_report(report: dict) -> dict:

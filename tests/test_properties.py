@@ -23,7 +23,7 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore::SyntaxWarning:<string>"),
     pytest.mark.filterwarnings("ignore:invalid escape sequence:DeprecationWarning:<string>"),  # Python 3.11's spelling
 ]
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+SETTINGS = settings(deadline=None, suppress_health_check=list(HealthCheck))  # max_examples: conftest.py's profile
 
 
 def check(code: str) -> None:
