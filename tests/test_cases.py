@@ -34,21 +34,31 @@ def test_solutions_are_lint_clean():
     assert run.rc == 0, [(f["path"], d["code"], d["line"], d["message"]) for f in run.json["files"] for d in f["diagnostics"]]
 
 
+@pytest.fixture(scope="module")
+def case_verdicts() -> dict:
+    """Every case that runs on the CPU, checked in one child process: one torch and Triton import in all."""
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT / "tests")}
+    folders = [str(c.folder) for c in CASES if c.key not in BF16]
+    proc = subprocess.run([sys.executable, str(ROOT / "tests" / "_case_runner.py"), "2", *folders],
+                          capture_output=True, text=True, env=env, timeout=1800)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
+
+
 @requires_triton
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.key)
-def test_solution_matches_reference_on_cpu(case):
+def test_solution_matches_reference_on_cpu(case, request):
     if case.key in BF16:
         pytest.skip("bf16: Triton's CPU interpreter gives wrong bf16 values; checked on the GPU (cases/RESULTS.md)")
-    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT / "tests")}
-    proc = subprocess.run([sys.executable, str(ROOT / "tests" / "_case_runner.py"), str(case.folder), "2"],
-                          capture_output=True, text=True, env=env, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    entry = request.getfixturevalue("case_verdicts")[str(case.folder)]
+    assert "error" not in entry, entry["error"][-3000:]
+    results = entry["results"]
     failures = [(r["seed"], r["policy"], v["message"], v["worst"][:2])
-                for r in json.loads(proc.stdout) for v in r["verdicts"] if not v["passed"]]
+                for r in results for v in r["verdicts"] if not v["passed"]]
     assert not [f for f in failures if f[1] == "allclose"], failures
     mere_mare = [f for f in failures if f[1] == "mere_mare"]
     if case.key in MARE_ARTEFACT:
-        for r in json.loads(proc.stdout):
+        for r in results:
             if r["policy"] == "mere_mare":
                 for v in r["verdicts"]:
                     st = v["stats"]
