@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import importlib.util
 import io
 import json
@@ -97,3 +98,39 @@ def cli_in_process(*args: str, cwd: Path | None = None) -> CliRun:
 @pytest.fixture
 def cli():
     return run_cli
+
+
+@contextlib.contextmanager
+def _locked(path: Path):
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _exclusive(request):
+    """@pytest.mark.exclusive("name"): a lock per name in the temp folder, held while the test runs, so
+    that tests sharing a fixed path or scanning every process (test_sandbox's orphans) never overlap,
+    whichever pytest-xdist workers, or pytest runs in other checkouts, they are in."""
+    mark = request.node.get_closest_marker("exclusive")
+    if mark is None:
+        yield
+        return
+    with _locked(Path(os.environ.get("TMPDIR", "/tmp")) / f"tritonlint-tests-{mark.args[0]}.lock"):
+        yield
+
+
+def computed_once(tmp_path_factory, name: str, compute):
+    """compute() once per test run, also under pytest-xdist, whose workers would each run a module
+    fixture: the first worker computes it and leaves the JSON in the run's temp folder, which every
+    worker's base temp folder is in; the others read it."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return compute()
+    root = tmp_path_factory.getbasetemp().parent
+    with _locked(root / f"{name}.lock"):
+        done = root / f"{name}.json"
+        if done.exists():
+            return json.loads(done.read_text())
+        value = compute()
+        done.write_text(json.dumps(value))
+        return value

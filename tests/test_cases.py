@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, requires_triton, run_cli
+from conftest import ROOT, computed_once, requires_triton, run_cli
 from tritonlint.runtime_check.tasks import discover_cases
 
 CASES = discover_cases(ROOT / "cases")
@@ -35,14 +35,17 @@ def test_solutions_are_lint_clean():
 
 
 @pytest.fixture(scope="module")
-def case_verdicts() -> dict:
+def case_verdicts(tmp_path_factory) -> dict:
     """Every case that runs on the CPU, checked in one child process: one torch and Triton import in all."""
-    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT / "tests")}
-    folders = [str(c.folder) for c in CASES if c.key not in BF16]
-    proc = subprocess.run([sys.executable, str(ROOT / "tests" / "_case_runner.py"), "2", *folders],
-                          capture_output=True, text=True, env=env, timeout=1800)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout)
+    def run() -> dict:
+        env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT / "tests")}
+        folders = [str(c.folder) for c in CASES if c.key not in BF16]
+        proc = subprocess.run([sys.executable, str(ROOT / "tests" / "_case_runner.py"), "2", *folders],
+                              capture_output=True, text=True, env=env, timeout=1800)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return json.loads(proc.stdout)
+
+    return computed_once(tmp_path_factory, "case_verdicts", run)
 
 
 @requires_triton
@@ -80,10 +83,13 @@ def test_every_task_has_each_degradation_and_another_anti_pattern():
 
 
 @pytest.fixture(scope="module")
-def degraded_report():
-    run = run_cli("--json", "-j", "2", *[str(p) for p in DEGRADED])
-    assert run.rc == 1
-    return {f["path"]: f for f in run.json["files"]}
+def degraded_report(tmp_path_factory):
+    def lint() -> dict:
+        run = run_cli("--json", "-j", "2", *[str(p) for p in DEGRADED])
+        assert run.rc == 1
+        return {f["path"]: f for f in run.json["files"]}
+
+    return computed_once(tmp_path_factory, "degraded_report", lint)
 
 
 @pytest.mark.parametrize("path", DEGRADED, ids=lambda p: f"{p.parent.parent.name}/{p.stem}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import EXAMPLES, SUBMISSIONS, cli_in_process, run_cli
+from conftest import EXAMPLES, SUBMISSIONS, cli_in_process, computed_once, run_cli
 from tritonlint.registry import rule_by_code
 from tritonlint.rule import expected_findings
 
@@ -20,10 +20,13 @@ def test_corpus_size():
 
 
 @pytest.fixture(scope="module")
-def corpus_report():
-    run = run_cli("--json", "-j", "2", str(SUBMISSIONS), str(EXAMPLES))
-    assert run.rc == 1
-    return run.json
+def corpus_report(tmp_path_factory):
+    def lint() -> dict:
+        run = run_cli("--json", "-j", "2", str(SUBMISSIONS), str(EXAMPLES))
+        assert run.rc == 1
+        return run.json
+
+    return computed_once(tmp_path_factory, "corpus_report", lint)
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
