@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import jsonschema
@@ -42,6 +43,64 @@ def pytest_configure(config):
     if config.getoption("--hypothesis-profile", None) is None:
         fast_loop = re.search(r"\bnot\s+slow\b", config.getoption("markexpr") or "")
         settings.load_profile("fast" if fast_loop else "full")
+
+
+# Gate tests the fast loop leaves out while each gate child pays its own `import torch` (seconds per child).
+# Each takes a path that a test kept in the fast loop takes too (the value), so the fast loop still covers
+# every behaviour; CI runs them all. Listed here, not marked in their files, because the gate's process
+# model (and those files) are being rewritten; once children start fast, delete the entries.
+SLOW_GATE_TESTS = {  # node id, or its start -> the fast-loop test that covers the same path
+    "tests/test_verify.py::test_hang_is_killed_at_the_timeout":  # 20 s asleep
+        "test_runner.py::test_a_crash_or_hang_costs_only_its_own_case",
+    "tests/test_verify.py::test_hostile_submission_fails_for_its_reason[segfault-":
+        "its [abort-...]: a signal kills the child",
+    "tests/test_verify.py::test_hostile_submission_fails_for_its_reason[wrong_type-":
+        "test_output_contract.py's [wrong_type-...]: the same fixture",
+    "tests/test_verify.py::test_hostile_submission_fails_for_its_reason[patches_comparison-":
+        "test_verify.py::test_a_failure_says_why: the same fixture",
+    "tests/test_verify.py::test_hostile_submission_fails_for_its_reason[freed_memory-":
+        "its [gc_scavenger-...]: the reference's answer sought in the candidate's memory",
+    "tests/test_output_contract.py::test_seed_002_command_line_keeps_its_fields":
+        "test_verify.py::test_seed_002_command_line: the same command line",
+    "tests/test_output_contract.py::test_each_output_family_fails_for_its_own_reason[float64_output-":
+        "test_no_cast_before_comparing (dtype, no child); [wrong_type-...], [nested_output-...] and "
+        "[tensor_subclass-...] in children",
+    "tests/test_output_contract.py::test_each_output_family_fails_for_its_own_reason[one_item_list-":
+        "test_bare_tensor_and_one_item_sequence_differ_both_ways (container, no child)",
+    "tests/test_output_contract.py::test_each_output_family_fails_for_its_own_reason[extra_output-":
+        "test_bare_tensor_and_one_item_sequence_differ_both_ways (count, no child)",
+    "tests/test_output_contract.py::test_each_output_family_fails_for_its_own_reason[sparse_output-":
+        "test_a_forged_result_file_with_exotic_tensors_still_fails_by_name, test_portable_tags_... (layout)",
+    "tests/test_output_contract.py::test_each_output_family_fails_for_its_own_reason[meta_output-":
+        "test_a_forged_result_file_with_exotic_tensors_still_fails_by_name, test_portable_tags_... (device)",
+    "tests/test_output_contract.py::test_each_output_family_fails_for_its_own_reason[dict_of_tensors-":
+        "its [wrong_type-...]: the same check and message",
+    "tests/test_sandbox.py::test_a_sabotaged_case_result_fails_its_case[namespaces-symlink]":
+        "test_a_malformed_case_result_is_a_corrupt_result[symlink] (no child); [namespaces-fifo] in a child",
+    "tests/test_sandbox.py::test_a_sabotaged_case_result_fails_its_case[namespaces-giant]":
+        "test_a_malformed_case_result_is_a_corrupt_result[giant] (no child); [namespaces-fifo] in a child",
+    "tests/test_sandbox.py::test_a_sabotaged_case_result_fails_its_case[fallback-symlink]":
+        "test_a_malformed_case_result_is_a_corrupt_result[symlink] (no child); [fallback-fifo] in a child",
+    "tests/test_sandbox.py::test_a_sabotaged_case_result_fails_its_case[fallback-giant]":
+        "test_a_malformed_case_result_is_a_corrupt_result[giant] (no child); [fallback-fifo] in a child",
+    "tests/test_benchmark_gate.py::test_timed_calls_must_still_be_right[timing_aware]":
+        "its [wrong_when_repeated]: a timed call that differs from the verified one",
+    "tests/test_runner.py::test_hidden_state_probe[candidate2-":
+        "its ['calls' is not bit-identical] (the probe fails a submission) and [... -None] (it passes one)",
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects
+def pytest_collection_modifyitems(config, items):
+    used = set()
+    for item in items:
+        for prefix in SLOW_GATE_TESTS:
+            if item.nodeid.startswith(prefix):
+                item.add_marker(pytest.mark.slow)
+                used.add(prefix)
+    if [Path(a).resolve() for a in config.args] == [ROOT / "tests"]:  # the whole suite was collected
+        for prefix in SLOW_GATE_TESTS.keys() - used:
+            warnings.warn(pytest.PytestWarning(f"tests/conftest.py: SLOW_GATE_TESTS names no test: {prefix}"))
 
 
 def validate_report(report: dict) -> dict:
