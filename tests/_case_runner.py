@@ -1,10 +1,13 @@
-"""Runs one case's solution against its reference at small shapes, in this process,
-and prints the verdicts as JSON. Started by tests/test_cases.py with TRITON_INTERPRET=1."""
+"""Runs each case's solution against its reference at small shapes, in this process, and
+prints the verdicts as JSON: {folder: {"results": [...]}} or {folder: {"error": traceback}}.
+Started once for all cases by tests/test_cases.py with TRITON_INTERPRET=1 (one torch and
+Triton import for every case, not one per case)."""
 
 from __future__ import annotations
 
 import json
 import sys
+import traceback
 from pathlib import Path
 
 import torch
@@ -17,8 +20,7 @@ def clone(values):
     return [v.clone() if isinstance(v, torch.Tensor) else v for v in values]
 
 
-def main(folder: str, seeds: int) -> None:
-    folder = Path(folder)
+def run_case(folder: Path, seeds: int) -> list[dict]:
     case = Case(folder.parent.name, folder.name, folder)
     task = load_module(case.reference)
     solution = load_module(case.solution())
@@ -38,8 +40,18 @@ def main(folder: str, seeds: int) -> None:
             verdicts = compare_outputs([*(ref if isinstance(ref, (list, tuple)) else [ref]), *extra_ref],
                                        [*(out if isinstance(out, (list, tuple)) else [out]), *extra_out], policy, ints)
             results.append({"seed": seed, "policy": policy, "verdicts": [v.to_json() for v in verdicts]})
-    json.dump(results, sys.stdout)
+    return results
+
+
+def main(seeds: int, folders: list[str]) -> None:
+    report = {}
+    for folder in folders:
+        try:
+            report[folder] = {"results": run_case(Path(folder), seeds)}
+        except Exception:  # one broken case fails its own test, not the others
+            report[folder] = {"error": traceback.format_exc()}
+    json.dump(report, sys.stdout)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]))
+    main(int(sys.argv[1]), sys.argv[2:])

@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from conftest import SUBMISSIONS
+from conftest import SUBMISSIONS, cli_in_process
 from tritonlint.config import Config
 from tritonlint.engine import lint_source
 from tritonlint.files import discover, lint_many
@@ -22,26 +22,26 @@ def only_file(report: dict) -> dict:
     return report["files"][0]
 
 
-def test_empty_file_is_skipped(tmp_path, cli):
+def test_empty_file_is_skipped(tmp_path):
     p = tmp_path / "empty.py"
     p.write_text("")
-    run = cli(str(p), "--json")
+    run = cli_in_process(str(p), "--json")
     assert run.rc == 0
     assert only_file(run.json)["status"] == "skipped"
 
 
-def test_binary_file(tmp_path, cli):
+def test_binary_file(tmp_path):
     p = tmp_path / "blob.py"
     p.write_bytes(b"import torch\n\x00\x01\x02\xff")
-    run = cli(str(p))
+    run = cli_in_process(str(p))
     assert run.rc == 2
     assert f"{p}:2:1: TL901 binary file (NUL byte on line 2)" in run.stdout
 
 
-def test_non_utf8_file(tmp_path, cli):
+def test_non_utf8_file(tmp_path):
     p = tmp_path / "latin.py"
     p.write_bytes(b"import torch\nx = 1\nname = '\xe9t\xe9'\n")
-    run = cli(str(p), "--json")
+    run = cli_in_process(str(p), "--json")
     assert run.rc == 2
     f = only_file(run.json)
     assert f["status"] == "error" and f["valid"] is False
@@ -56,14 +56,14 @@ def test_declared_encoding_and_bom_are_honoured(tmp_path):
     assert bom.status == "ok" and bom.diagnostics == []
 
 
-def test_syntax_error_names_file_and_line(tmp_path, cli):
+def test_syntax_error_names_file_and_line(tmp_path):
     p = tmp_path / "broken.py"
     p.write_text("import triton\n\nclass ModelNew:\n    def forward(self, x)\n        return x\n")
-    run = cli(str(p), "--json")
+    run = cli_in_process(str(p), "--json")
     assert run.rc == 2
     d = only_file(run.json)["diagnostics"][0]
     assert d["code"] == "TL900" and d["line"] == 4
-    text = cli(str(p))
+    text = cli_in_process(str(p))
     assert text.rc == 2 and text.stdout.startswith(f"{p}:4:")
 
 
@@ -110,14 +110,14 @@ def test_file_deleted_between_listing_and_reading(tmp_path):
     assert [d.code for d in results[2].diagnostics] == ["TL003"]
 
 
-def test_broken_symlink_and_missing_path(tmp_path, cli):
+def test_broken_symlink_and_missing_path(tmp_path):
     (tmp_path / "gone.py").symlink_to(tmp_path / "nowhere.py")
     shutil.copy(CLEAN, tmp_path / "ok.py")
-    run = cli(str(tmp_path), "--json")
+    run = cli_in_process(str(tmp_path), "--json")
     assert run.rc == 2
     statuses = {os.path.basename(f["path"]): f["status"] for f in run.json["files"]}
     assert statuses == {"gone.py": "error", "ok.py": "ok"}
-    missing = cli(str(tmp_path / "no_such_dir"))
+    missing = cli_in_process(str(tmp_path / "no_such_dir"))
     assert missing.rc == 2 and "no such file or directory" in missing.stderr
 
 

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, requires_triton, run_cli
+from conftest import ROOT, computed_once, requires_triton, run_cli
 from tritonlint.runtime_check.tasks import discover_cases
 
 CASES = discover_cases(ROOT / "cases")
@@ -34,21 +34,34 @@ def test_solutions_are_lint_clean():
     assert run.rc == 0, [(f["path"], d["code"], d["line"], d["message"]) for f in run.json["files"] for d in f["diagnostics"]]
 
 
+@pytest.fixture(scope="module")
+def case_verdicts(tmp_path_factory) -> dict:
+    """Every case that runs on the CPU, checked in one child process: one torch and Triton import in all."""
+    def run() -> dict:
+        env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT / "tests")}
+        folders = [str(c.folder) for c in CASES if c.key not in BF16]
+        proc = subprocess.run([sys.executable, str(ROOT / "tests" / "_case_runner.py"), "2", *folders],
+                              capture_output=True, text=True, env=env, timeout=1800)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return json.loads(proc.stdout)
+
+    return computed_once(tmp_path_factory, "case_verdicts", run)
+
+
 @requires_triton
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.key)
-def test_solution_matches_reference_on_cpu(case):
+def test_solution_matches_reference_on_cpu(case, request):
     if case.key in BF16:
         pytest.skip("bf16: Triton's CPU interpreter gives wrong bf16 values; checked on the GPU (cases/RESULTS.md)")
-    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT / "tests")}
-    proc = subprocess.run([sys.executable, str(ROOT / "tests" / "_case_runner.py"), str(case.folder), "2"],
-                          capture_output=True, text=True, env=env, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    entry = request.getfixturevalue("case_verdicts")[str(case.folder)]
+    assert "error" not in entry, entry["error"][-3000:]
+    results = entry["results"]
     failures = [(r["seed"], r["policy"], v["message"], v["worst"][:2])
-                for r in json.loads(proc.stdout) for v in r["verdicts"] if not v["passed"]]
+                for r in results for v in r["verdicts"] if not v["passed"]]
     assert not [f for f in failures if f[1] == "allclose"], failures
     mere_mare = [f for f in failures if f[1] == "mere_mare"]
     if case.key in MARE_ARTEFACT:
-        for r in json.loads(proc.stdout):
+        for r in results:
             if r["policy"] == "mere_mare":
                 for v in r["verdicts"]:
                     st = v["stats"]
@@ -70,10 +83,13 @@ def test_every_task_has_each_degradation_and_another_anti_pattern():
 
 
 @pytest.fixture(scope="module")
-def degraded_report():
-    run = run_cli("--json", "-j", "2", *[str(p) for p in DEGRADED])
-    assert run.rc == 1
-    return {f["path"]: f for f in run.json["files"]}
+def degraded_report(tmp_path_factory):
+    def lint() -> dict:
+        run = run_cli("--json", "-j", "2", *[str(p) for p in DEGRADED])
+        assert run.rc == 1
+        return {f["path"]: f for f in run.json["files"]}
+
+    return computed_once(tmp_path_factory, "degraded_report", lint)
 
 
 @pytest.mark.parametrize("path", DEGRADED, ids=lambda p: f"{p.parent.parent.name}/{p.stem}")

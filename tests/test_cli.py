@@ -7,7 +7,7 @@ import shutil
 import subprocess
 import sys
 
-from conftest import ROOT, SUBMISSIONS, validate_report
+from conftest import ROOT, SUBMISSIONS, cli_in_process, validate_report
 
 MIXED = SUBMISSIONS / "type4_03_cast_only_kernel.py"  # TL003 and TL004
 
@@ -16,10 +16,10 @@ def codes(run) -> list[str]:
     return [d["code"] for f in run.json["files"] for d in f["diagnostics"]]
 
 
-def test_select_and_ignore(cli):
-    assert sorted(codes(cli(str(MIXED), "--json"))) == ["TL003", "TL004"]
-    assert codes(cli(str(MIXED), "--json", "--select", "TL004")) == ["TL004"]
-    run = cli(str(MIXED), "--json", "--ignore", "TL003,TL004")
+def test_select_and_ignore():
+    assert sorted(codes(cli_in_process(str(MIXED), "--json"))) == ["TL003", "TL004"]
+    assert codes(cli_in_process(str(MIXED), "--json", "--select", "TL004")) == ["TL004"]
+    run = cli_in_process(str(MIXED), "--json", "--ignore", "TL003,TL004")
     assert codes(run) == [] and run.rc == 0
 
 
@@ -41,24 +41,24 @@ def test_usage_errors_exit_2(cli):
     assert cli("--no-such-flag", str(MIXED)).rc == 2
 
 
-def test_mixed_repository_skips_unrelated_files(tmp_path, cli):
+def test_mixed_repository_skips_unrelated_files(tmp_path):
     (tmp_path / "setup_helpers.py").write_text("import os\n\ndef version():\n    return os.environ.get('V', '0')\n")
     (tmp_path / "kernels.py").write_text(
         "import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef k(p):\n    tl.store(p, tl.load(p) + 1)\n"
     )
     shutil.copy(SUBMISSIONS / "clean_02_jit_with_args.py", tmp_path / "solution.py")
-    run = cli(str(tmp_path), "--json")
+    run = cli_in_process(str(tmp_path), "--json")
     assert run.rc == 0
     status = {f["path"].rsplit("/", 1)[-1]: f["status"] for f in run.json["files"]}
     assert status == {"kernels.py": "ok", "setup_helpers.py": "skipped", "solution.py": "ok"}
-    text = cli(str(tmp_path))
+    text = cli_in_process(str(tmp_path))
     assert text.stdout.strip().endswith("All checks passed (2 files checked, 1 skipped).")
 
 
-def test_output_file_and_several_files_merge_checks(tmp_path, cli):
+def test_output_file_and_several_files_merge_checks(tmp_path):
     out = tmp_path / "report.json"
     a, b = SUBMISSIONS / "type1_01_pure_torch.py", SUBMISSIONS / "type3_07_tensor_methods.py"
-    run = cli(str(a), str(b), "--format", "json", "-o", str(out))
+    run = cli_in_process(str(a), str(b), "--format", "json", "-o", str(out))
     assert run.rc == 1 and run.stdout == ""
     r = validate_report(json.loads(out.read_text()))
     assert r["regression_type"] == 1 and r["valid"] is False
@@ -68,11 +68,11 @@ def test_output_file_and_several_files_merge_checks(tmp_path, cli):
     assert r["checks"]["triton_kernel_exists"]["passed"] is False
 
 
-def test_exclude_glob(tmp_path, cli):
+def test_exclude_glob(tmp_path):
     shutil.copy(SUBMISSIONS / "type1_01_pure_torch.py", tmp_path / "bad.py")
     shutil.copy(SUBMISSIONS / "clean_01_direct_launch.py", tmp_path / "good.py")
-    assert cli(str(tmp_path), "--exclude", "bad.py").rc == 0
-    assert cli(str(tmp_path)).rc == 1
+    assert cli_in_process(str(tmp_path), "--exclude", "bad.py").rc == 0
+    assert cli_in_process(str(tmp_path)).rc == 1
 
 
 def test_lint_path_imports_no_torch_triton_numpy(tmp_path):
@@ -86,8 +86,8 @@ def test_lint_path_imports_no_torch_triton_numpy(tmp_path):
     assert not imported & {"torch", "triton", "numpy", "torch_npu"}, imported & {"torch", "triton", "numpy"}
 
 
-def test_rule_reference_is_generated_and_current(cli):
-    run = cli("rules", "--markdown")
+def test_rule_reference_is_generated_and_current():
+    run = cli_in_process("rules", "--markdown")
     assert run.rc == 0
     assert (ROOT / "docs" / "rules.md").read_text() == run.stdout, "run: tritonlint rules --markdown > docs/rules.md"
     assert run.stdout.count("\n### TL") >= 19

@@ -1,4 +1,5 @@
-"""The CLI's everyday options, through the real CLI in a child process."""
+"""The CLI's everyday options, through the real CLI: in a child process where the process matters (colour,
+standard input, an unwritable output, the README's command), else `tritonlint.cli.main` in this one."""
 
 from __future__ import annotations
 
@@ -6,21 +7,21 @@ import re
 import subprocess
 import sys
 
-from conftest import EXAMPLES, run_cli
+from conftest import EXAMPLES, cli_in_process, run_cli
 from tritonlint.examples import LAUNCH, submission
 
 DEGRADED = EXAMPLES / "sigmoid_scale_sum_degraded.py"
 
 
 def test_exit_zero_quiet_statistics_version():
-    assert run_cli(str(EXAMPLES), "--exit-zero").rc == 0
-    clash = run_cli(str(EXAMPLES), "--exit-zero", "--fail-on", "warning")
+    assert cli_in_process(str(EXAMPLES), "--exit-zero").rc == 0
+    clash = cli_in_process(str(EXAMPLES), "--exit-zero", "--fail-on", "warning")
     assert clash.rc == 2 and clash.stderr.startswith("tritonlint: error: --exit-zero and --fail-on")
-    quiet = run_cli(str(EXAMPLES), "-q")
+    quiet = cli_in_process(str(EXAMPLES), "-q")
     assert quiet.rc == 1 and "Found" not in quiet.stdout and "TL003" in quiet.stdout
-    stats = run_cli(str(EXAMPLES), "--statistics")
+    stats = cli_in_process(str(EXAMPLES), "--statistics")
     assert stats.stdout.split() == ["1", "TL003", "torch-compute-in-forward"]
-    version = run_cli("--version")
+    version = run_cli("--version")  # a child process: the version prints before anything heavy is imported
     assert version.rc == 0 and version.stdout.startswith("tritonlint ")
 
 
@@ -49,10 +50,10 @@ def test_noqa_is_an_alias_of_the_ignore_comment(tmp_path):
     src = submission(LAUNCH.replace("return out", 'print("hi")  # noqa: TL304\nreturn out  # noqa: E501'))
     p = tmp_path / "s.py"
     p.write_text(src)
-    run = run_cli(str(p), "--json")
+    run = cli_in_process(str(p), "--json")
     assert [d["code"] for d in run.json["files"][0]["diagnostics"]] == []  # E501 is another tool's; nothing unused
     p.write_text(submission(LAUNCH.replace("return out", "return out.sum()  # noqa: TL003")))
-    codes = sorted(d["code"] for d in run_cli(str(p), "--json").json["files"][0]["diagnostics"])
+    codes = sorted(d["code"] for d in cli_in_process(str(p), "--json").json["files"][0]["diagnostics"])
     assert codes == ["TL003", "TL906"]  # a degradation finding stays, and the refusal is said
 
 
@@ -66,13 +67,13 @@ def test_output_file_folders_and_unwritable_output(tmp_path):
 
 
 def test_explain_knows_engine_codes_and_fixable_counts_split(tmp_path):
-    run = run_cli("explain", "TL907")
+    run = cli_in_process("explain", "TL907")
     assert run.rc == 0 and run.stdout.startswith("# TL907 fix-dropped (warning)")
-    assert "TL900  syntax-error" in run_cli("rules").stdout
+    assert "TL900  syntax-error" in cli_in_process("rules").stdout
     src = submission(LAUNCH.replace("torch.empty_like(x)", "torch.zeros_like(x)").replace("return out", 'print("hi")\nreturn out'))
     p = tmp_path / "s.py"
     p.write_text(src)
-    text = run_cli(str(p)).stdout
+    text = cli_in_process(str(p)).stdout
     assert "1 fixable with `--fix`, 1 more with `--unsafe-fixes` [*]." in text
 
 

@@ -9,7 +9,7 @@ import stat
 import libcst as cst
 import pytest
 
-from conftest import run_cli
+from conftest import cli_in_process, run_cli
 from tritonlint.config import Config
 from tritonlint.engine import lint_source
 from tritonlint.examples import LAUNCH, submission
@@ -106,12 +106,12 @@ def test_diff_is_only_the_patch_and_git_applies_it(tmp_path):
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     src = submission(LAUNCH.replace("torch.empty_like(x)", "torch.zeros_like(x)").replace("return out", 'print("hi")\nreturn out'))
     (tmp_path / "s.py").write_text(src)
-    diff = run_cli("./s.py", "--diff", "--unsafe-fixes", cwd=tmp_path)
+    diff = cli_in_process("./s.py", "--diff", "--unsafe-fixes", cwd=tmp_path)
     assert diff.rc == 1 and diff.stdout.startswith("--- a/s.py\n+++ b/s.py\n") and "Fixed" not in diff.stdout + diff.stderr
     assert diff.stderr.strip() == "Would fix 2 findings."
-    as_json = run_cli("s.py", "--diff", "--unsafe-fixes", "--json", cwd=tmp_path).json["files"][0]
-    plain = run_cli("s.py", "--json", cwd=tmp_path).json["files"][0]
+    as_json = cli_in_process("s.py", "--diff", "--unsafe-fixes", "--json", cwd=tmp_path).json["files"][0]
+    plain = cli_in_process("s.py", "--json", cwd=tmp_path).json["files"][0]
     assert as_json["diagnostics"] == plain["diagnostics"] and all(d["fix"] for d in plain["diagnostics"])
     (tmp_path / "patch.diff").write_text(diff.stdout)
     subprocess.run(["git", "apply", "patch.diff"], cwd=tmp_path, check=True)
-    assert run_cli("s.py", "--json", cwd=tmp_path).json["files"][0]["diagnostics"] == []
+    assert cli_in_process("s.py", "--json", cwd=tmp_path).json["files"][0]["diagnostics"] == []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import EXAMPLES, SUBMISSIONS, run_cli
+from conftest import EXAMPLES, SUBMISSIONS, cli_in_process, computed_once, run_cli
 from tritonlint.registry import rule_by_code
 from tritonlint.rule import expected_findings
 
@@ -20,10 +20,13 @@ def test_corpus_size():
 
 
 @pytest.fixture(scope="module")
-def corpus_report():
-    run = run_cli("--json", "-j", "2", str(SUBMISSIONS), str(EXAMPLES))
-    assert run.rc == 1
-    return run.json
+def corpus_report(tmp_path_factory):
+    def lint() -> dict:
+        run = run_cli("--json", "-j", "2", str(SUBMISSIONS), str(EXAMPLES))
+        assert run.rc == 1
+        return run.json
+
+    return computed_once(tmp_path_factory, "corpus_report", lint)
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
@@ -39,9 +42,9 @@ def test_fixture_findings(corpus_report, path):
         assert entry["suggestion"]
 
 
-def test_single_file_top_level_is_seed_002(cli):
+def test_single_file_top_level_is_seed_002():
     path = SUBMISSIONS / "type3_01_softmax_after_kernel.py"
-    run = cli(str(path), "--json")
+    run = cli_in_process(str(path), "--json")
     assert run.rc == 1
     r = run.json
     assert r["valid"] is False and r["regression_type"] == 3
@@ -60,24 +63,24 @@ def test_single_file_top_level_is_seed_002(cli):
                            "no_host_math_fallback", "no_host_sync_risk", "no_measurement_gaming"}
 
 
-def test_clean_file_exit_zero(cli):
-    run = cli(str(EXAMPLES / "gelu_triton.py"), "--json")
+def test_clean_file_exit_zero():
+    run = cli_in_process(str(EXAMPLES / "gelu_triton.py"), "--json")
     assert run.rc == 0
     r = run.json
     assert r["valid"] is True and r["regression_type"] is None and r["suggestion"] is None
     assert all(c["passed"] for c in r["checks"].values())
 
 
-def test_type1_checks_all_reported(cli):
-    r = cli(str(SUBMISSIONS / "type1_01_pure_torch.py"), "--json").json
+def test_type1_checks_all_reported():
+    r = cli_in_process(str(SUBMISSIONS / "type1_01_pure_torch.py"), "--json").json
     assert r["regression_type"] == 1
     assert r["checks"]["triton_kernel_exists"] == {"passed": False, "kernels": []}
     assert r["checks"]["kernel_called_from_forward"]["passed"] is False
     assert r["checks"]["no_forbidden_torch_ops"]["violations"][0]["call"] == "F.gelu"
 
 
-def test_text_output_lines(cli):
-    run = cli(str(SUBMISSIONS / "type3_08_operators.py"))
+def test_text_output_lines():
+    run = cli_in_process(str(SUBMISSIONS / "type3_08_operators.py"))
     assert run.rc == 1
     lines = run.stdout.splitlines()
     assert any(":24:" in ln and "TL003" in ln and "`@`" in ln for ln in lines), lines

@@ -7,6 +7,7 @@ import warnings
 
 import hypothesmith
 import libcst as cst
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 from tritonlint.config import Config
@@ -15,7 +16,14 @@ from tritonlint.fix import fix_result
 
 HEADER = "import torch\nimport triton\nimport triton.language as tl\n"
 FOOTER = "\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return helper(x) + x\n"
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+# hypothesmith compiles each program it generates as "<string>" (to filter and to score them), and odd
+# generated code such as `1()` or "\d" makes that compile warn. The warnings are about the generator's
+# programs, not ours: ignore them from "<string>" in this module only, so any other warning still shows.
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::SyntaxWarning:<string>"),
+    pytest.mark.filterwarnings("ignore:invalid escape sequence:DeprecationWarning:<string>"),  # Python 3.11's spelling
+]
+SETTINGS = settings(deadline=None, suppress_health_check=list(HealthCheck))  # max_examples: conftest.py's profile
 
 
 def check(code: str) -> None:

@@ -176,6 +176,7 @@ def _orphans(tag: str) -> list[int]:
 
 
 @requires_triton
+@pytest.mark.exclusive("sandbox-orphan")  # every mode: the fixture's one marker file, and a scan of every process
 def test_a_setsid_grandchild_dies_with_its_child(mode):
     MARKER, ORPHAN_TAG = "/tmp/tritonlint-sandbox-orphan-marker", "tritonlint-sandbox-orphan"  # the fixture's
 

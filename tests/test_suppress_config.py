@@ -6,7 +6,7 @@ import shutil
 import subprocess
 import textwrap
 
-from conftest import SUBMISSIONS, run_cli
+from conftest import SUBMISSIONS, cli_in_process, run_cli
 
 WARNS = """
 import torch
@@ -39,17 +39,17 @@ def test_line_and_next_line_suppressions(tmp_path):
     src = src.replace('        print("hi")', '        # tritonlint: ignore[TL304]\n        print("hi")')
     p = tmp_path / "s.py"
     p.write_text(src)
-    run = run_cli(str(p), "--json")
+    run = cli_in_process(str(p), "--json")
     assert codes(run) == [] and run.rc == 0
 
 
 def test_file_suppression_and_unused_warning(tmp_path):
     p = tmp_path / "s.py"
     p.write_text("# tritonlint: ignore-file[TL203, TL304]\n" + WARNS.replace("return out", "return out  # tritonlint: ignore[TL101]"))
-    run = run_cli(str(p), "--json")
+    run = cli_in_process(str(p), "--json")
     assert codes(run) == [("TL905", 20)]
     assert run.rc == 0  # a warning alone does not fail the run...
-    assert run_cli(str(p), "--fail-on", "warning").rc == 1  # ...unless asked to
+    assert cli_in_process(str(p), "--fail-on", "warning").rc == 1  # ...unless asked to
     d = run.json["files"][0]["diagnostics"][0]
     assert d["severity"] == "warning" and "TL101" in d["message"]
 
@@ -59,7 +59,7 @@ def test_degradation_cannot_be_suppressed_by_the_file(tmp_path):
     src = src.replace("# expect: TL003", "# tritonlint: ignore[TL003]")
     p = tmp_path / "s.py"
     p.write_text(src)
-    run = run_cli(str(p), "--json")
+    run = cli_in_process(str(p), "--json")
     assert codes(run) == [("TL003", 26), ("TL906", 26)]
     assert run.json["regression_type"] == 3
 
@@ -77,13 +77,13 @@ def test_repository_config_can_ignore_per_file(tmp_path):
         [tool.tritonlint.per-file-ignores]
         "solutions/cast.py" = ["TL004"]
     """))
-    run = run_cli("solutions", "--json", cwd=tmp_path)
+    run = cli_in_process("solutions", "--json", cwd=tmp_path)
     by_file = {f["path"].rsplit("/", 1)[-1]: [d["code"] for d in f["diagnostics"]] for f in run.json["files"]}
     assert by_file == {"cast.py": ["TL003"], "softmax.py": []}
     assert run.json["files"][0]["checks"]["kernel_not_placeholder"]["passed"] is True
-    isolated = run_cli("solutions", "--json", "--isolated", cwd=tmp_path)
+    isolated = cli_in_process("solutions", "--json", "--isolated", cwd=tmp_path)
     assert "TL004" in [d["code"] for f in isolated.json["files"] for d in f["diagnostics"]]
-    flags_win = run_cli("solutions", "--json", "--select", "TL004", cwd=tmp_path)
+    flags_win = cli_in_process("solutions", "--json", "--select", "TL004", cwd=tmp_path)
     assert [d["code"] for f in flags_win.json["files"] for d in f["diagnostics"]] == []
 
 
@@ -91,7 +91,7 @@ def test_entry_class_from_config(tmp_path):
     src = (SUBMISSIONS / "clean_01_direct_launch.py").read_text().replace("class ModelNew", "class Solution")
     (tmp_path / "sol.py").write_text(src)
     (tmp_path / "pyproject.toml").write_text('[tool.tritonlint]\nentry-class = "Solution"\n')
-    run = run_cli("sol.py", "--json", cwd=tmp_path)
+    run = cli_in_process("sol.py", "--json", cwd=tmp_path)
     assert run.rc == 0 and run.json["files"][0]["checks"]["kernel_called_from_forward"]["called"] == ["scale_kernel"]
 
 
@@ -119,10 +119,10 @@ def test_each_file_takes_the_nearest_config_above_it(tmp_path):
     other = tmp_path / "elsewhere"
     other.mkdir()
     (other / "s.py").write_text(WARNS)
-    run = run_cli(str(tmp_path / "repo"), str(other), "--json", cwd=tmp_path)
+    run = cli_in_process(str(tmp_path / "repo"), str(other), "--json", cwd=tmp_path)
     by_file = {f["path"]: sorted({d["code"] for d in f["diagnostics"]}) for f in run.json["files"]}
     assert "TL304" not in by_file[str(project / "sub" / "s.py")] and "TL304" in by_file[str(other / "s.py")]
-    explicit = run_cli(str(other / "s.py"), "--json", "--config", str(tmp_path / "repo" / "pyproject.toml"), cwd=tmp_path)
+    explicit = cli_in_process(str(other / "s.py"), "--json", "--config", str(tmp_path / "repo" / "pyproject.toml"), cwd=tmp_path)
     assert "TL304" not in {d["code"] for d in explicit.json["files"][0]["diagnostics"]}
 
 
@@ -133,15 +133,15 @@ def test_excludes_gitignore_and_force_exclude(tmp_path):
     (tmp_path / "generated").mkdir()
     for name in ("keep.py", "scratch.py", "generated/gen.py"):
         (tmp_path / name).write_text(WARNS)
-    walked = run_cli(".", "--json", cwd=tmp_path)
+    walked = cli_in_process(".", "--json", cwd=tmp_path)
     assert sorted(f["path"] for f in walked.json["files"]) == ["./keep.py"]
-    named = run_cli("generated/gen.py", "scratch.py", "--json", cwd=tmp_path)  # named files are linted as named...
+    named = cli_in_process("generated/gen.py", "scratch.py", "--json", cwd=tmp_path)  # named files are linted as named...
     assert sorted(f["path"] for f in named.json["files"]) == ["generated/gen.py", "scratch.py"]
-    forced = run_cli("generated/gen.py", "keep.py", "--json", "--force-exclude", cwd=tmp_path)  # ...unless forced
+    forced = cli_in_process("generated/gen.py", "keep.py", "--json", "--force-exclude", cwd=tmp_path)  # ...unless forced
     assert [f["path"] for f in forced.json["files"]] == ["keep.py"]
     (tmp_path / ".gitignore").write_text("scratch.py\nvendored/\n")
     (tmp_path / "vendored").mkdir()
     (tmp_path / "vendored" / "lib.py").write_text(WARNS)
-    assert [f["path"] for f in run_cli(".", "--json", cwd=tmp_path).json["files"]] == ["./keep.py"]
-    named = run_cli("vendored", "--json", cwd=tmp_path)  # an ignored folder named on the command line is linted
+    assert [f["path"] for f in cli_in_process(".", "--json", cwd=tmp_path).json["files"]] == ["./keep.py"]
+    named = cli_in_process("vendored", "--json", cwd=tmp_path)  # an ignored folder named on the command line is linted
     assert [f["path"] for f in named.json["files"]] == ["vendored/lib.py"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import FIXTURES, run_cli
+from conftest import FIXTURES, computed_once, run_cli
 from tritonlint.rule import expected_findings
 
 PRECISION = sorted((FIXTURES / "precision").glob("*.py"))
@@ -16,9 +16,12 @@ EVASION = sorted((FIXTURES / "evasion").glob("*.py"))
 
 
 @pytest.fixture(scope="module")
-def report():
-    run = run_cli("--json", "--isolated", "-j", "2", str(FIXTURES / "precision"), str(FIXTURES / "evasion"))
-    return {f["path"]: f for f in run.json["files"]}
+def report(tmp_path_factory):
+    def lint() -> dict:
+        run = run_cli("--json", "--isolated", "-j", "2", str(FIXTURES / "precision"), str(FIXTURES / "evasion"))
+        return {f["path"]: f for f in run.json["files"]}
+
+    return computed_once(tmp_path_factory, "verdict_corpus_report", lint)
 
 
 def _found(entry) -> list[tuple[str, int]]:
