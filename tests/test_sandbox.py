@@ -256,6 +256,7 @@ def test_a_triton_cache_folder_that_does_not_exist_yet_is_made_writable(tmp_path
 
 
 @requires_triton
+@pytest.mark.exclusive("killed-server-marker")  # the fixture's one marker file in /tmp, shared by every run here
 def test_a_child_that_kills_the_fork_server_is_a_crash_and_the_gate_goes_on(monkeypatch):
     """Without namespaces a candidate can see the fork server (its keeper's parent) and kill it: the
     case is a Crash, the keeper's session is killed with it (nothing is left running), and the next
