@@ -29,7 +29,7 @@ from tritonlint.runtime_check.backends import Backend, BackendUnavailable, get_b
 from tritonlint.runtime_check.compare import compare_outputs, all_integer, on_device
 from tritonlint.runtime_check.options import BASELINES, DEFAULTS
 from tritonlint.runtime_check.protocol import (MODEL_SEED, CASE_RESULT_BYTES, CaseInput, ChildSpec, case_input, child_log,
-                                               crash_report, failure, input_seed, kill, load_timing_result, not_a_plain_file,
+                                               crash_report, failure, input_seed, load_timing_result, not_a_plain_file,
                                                strict_json, timed_outputs, timing_result)
 from tritonlint.runtime_check.runner import run_side
 from tritonlint.runtime_check.score import overall_speedup
@@ -152,7 +152,7 @@ def _time_shape(spec: ChildSpec, folder: Path, idx: int, timeout: float) -> dict
         try:
             proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            kill(proc)
+            proc.stop()
             return failure("Timeout", f"no result within {timeout:g} s")
     for name in (timing_result(folder, idx).name, timed_outputs(folder, idx).name):
         if os.path.lexists(out / name):  # where the rest of the benchmark looks for them

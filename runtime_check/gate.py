@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import hashlib
 import tempfile
 import time
 from pathlib import Path
@@ -11,7 +10,7 @@ from pathlib import Path
 from tritonlint.runtime_check.backends import Backend, timing_lock
 from tritonlint.runtime_check.benchmark import benchmark
 from tritonlint.runtime_check.options import GateOptions
-from tritonlint.runtime_check.reference import References
+from tritonlint.runtime_check.reference import References, reference_digest
 from tritonlint.runtime_check.score import score, weighted
 from tritonlint.runtime_check.tasks import CASES
 from tritonlint.runtime_check.verify import census_refusal, verify
@@ -97,10 +96,6 @@ def verdict(v: dict, perf: dict | None, timed: bool) -> tuple[str, str]:
 
 def _first_line(msg) -> str:
     return str(msg or "").strip().splitlines()[0][:300] if msg else ""
-
-
-def reference_digest(ref: Path) -> str:
-    return hashlib.sha256(ref.read_bytes()).hexdigest()
 
 
 def _tampered(ref: Path, before: str) -> str | None:

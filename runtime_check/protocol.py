@@ -171,8 +171,7 @@ class ChildSpec:
             os.makedirs(cache, exist_ok=True)
         writable = [str(box), *self.writable, *([cache] if cache else [])]
         try:
-            proc = server_for(env).spawn(self.module, list(self.args), env, str(box / "work"), writable,
-                                                      self.isolate, log)
+            proc = server_for(env).spawn(self.module, list(self.args), env, str(box / "work"), writable, self.isolate, log)
         except BaseException:
             shutil.rmtree(box, ignore_errors=True)
             raise
@@ -193,11 +192,6 @@ def prestart(env: dict[str, str]) -> None:
 
 
 ISOLATION = "python -I, private working directory, scrubbed environment; {}"
-
-
-def kill(proc) -> None:
-    """Stop a child: its keeper kills the whole tree (SIGTERM), then its session is killed."""
-    proc.stop()
 
 
 def crash_report(returncode: int, log: Path) -> str:

@@ -18,7 +18,6 @@ import hashlib
 import json
 import shutil
 import tempfile
-import time
 from collections import OrderedDict
 from pathlib import Path
 
@@ -36,7 +35,6 @@ class ReferenceRun:
     inputs: dict[int, list]  # case -> the parent's own copy of its inputs (CPU)
     results: dict[int, CaseResult]  # case -> the reference's result
     init: list  # get_init_inputs(), as the case files hold it
-    seconds: float  # how long the reference's side took when it ran
     framework: dict = dataclasses.field(default_factory=dict)  # timing options -> the reference's timing, once taken
     exposed: bool = False  # a candidate ran where it could write the case files (no read-only namespace)
 
@@ -58,7 +56,6 @@ def run_reference(task_path: Path, backend: Backend, cases: list[int], timeout: 
                   state: bool, env: dict[str, str]) -> ReferenceRun:
     """Run the reference's side once: its child makes each case's inputs from a fresh secret seed
     on the device, then runs `Model` on them."""
-    t = time.perf_counter()
     folder = Path(tempfile.mkdtemp(prefix="tritonlint-reference-"))
     seeds = {idx: input_seed() for idx in cases}
     case_seeds(folder).write_text(json.dumps({str(i): s for i, s in seeds.items()}))
@@ -75,7 +72,7 @@ def run_reference(task_path: Path, backend: Backend, cases: list[int], timeout: 
             inputs[idx], init = payload["inputs"], payload["init"]
         else:
             inputs[idx] = []
-    return ReferenceRun(folder, seeds, inputs, results, init, round(time.perf_counter() - t, 3))
+    return ReferenceRun(folder, seeds, inputs, results, init)
 
 
 class References:
@@ -105,6 +102,12 @@ class References:
         self.runs.clear()
 
 
+def reference_digest(ref: Path) -> str:
+    """The sha256 of a reference task file: what a reference run is kept under, and what the gate
+    checks before and after a submission runs (a candidate that rewrites it is refused)."""
+    return hashlib.sha256(Path(ref).read_bytes()).hexdigest()
+
+
 def reference_key(task_path: Path, backend: Backend, cases: list[int], small: bool, state: bool) -> tuple:
     """What a reference run depends on: the task file's bytes, the device, the cases and which inputs."""
-    return (hashlib.sha256(Path(task_path).read_bytes()).hexdigest(), backend.name, tuple(cases), small, state)
+    return (reference_digest(task_path), backend.name, tuple(cases), small, state)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from tritonlint.runtime_check.backends import Backend
 from tritonlint.runtime_check.protocol import (CaseResult, ChildSpec, case_result, case_started, census_result, child_log,
-                                               crash_report, failed_case, kill, load_case_result)
+                                               crash_report, failed_case, load_case_result)
 
 POLL_S = 0.02
 
@@ -82,7 +82,7 @@ def _watch(proc, out: Path, cases: list[int], timeout: float, log: Path, results
             try:
                 proc.wait(timeout)
             except subprocess.TimeoutExpired:
-                kill(proc)
+                proc.stop()
             return
         started = pending[0] if os.path.lexists(case_started(out, pending[0])) else None
         if started is not None and started not in deadline:
@@ -91,7 +91,7 @@ def _watch(proc, out: Path, cases: list[int], timeout: float, log: Path, results
             results[pending[0]] = failed_case("Crash", crash_report(proc.returncode, log))
             return
         if time.monotonic() > deadline[started]:
-            kill(proc)
+            proc.stop()
             results[pending[0]] = failed_case("Timeout", f"no result within {timeout:g} s (process killed)")
             return
         time.sleep(POLL_S)

@@ -38,7 +38,8 @@ import traceback
 from pathlib import Path
 
 # What every child needs, imported once here (before any submission exists).
-PRELOAD = ("torch", "triton", "tritonlint.runtime_check.child", "tritonlint.runtime_check.timing", "tritonlint.runtime_check.compare", "tritonlint.runtime_check.tasks")
+PRELOAD = ("torch", "triton", "tritonlint.runtime_check.child", "tritonlint.runtime_check.timing",
+           "tritonlint.runtime_check.census", "tritonlint.runtime_check.compare", "tritonlint.runtime_check.tasks")
 READY = "ready"
 STOP_GRACE_S = 5.0  # how long a keeper has to kill its descendants before its group is killed
 START_TIMEOUT_S = 600.0  # importing torch on a cold disk
