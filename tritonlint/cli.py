@@ -215,10 +215,13 @@ def exit_code(results, fail_on: str, diff: bool = False) -> int:
 def _run_gate(results, args) -> bool | None:
     """Fill files[].runtime; None (after one clear line on stderr) when the gate cannot run:
     no runtime extra, no usable backend, or a missing or broken reference task."""
-    if any(r.status == "ok" and r.valid for r in results):  # something will run: start the children's fork
+    from tritonlint.engine import OK, SKIPPED
+
+    if any(r.status == OK and r.valid for r in results):  # something will run: start the children's fork
         from tritonlint.runtime_check.backends import Backend  # server now, its imports overlap this process's
         from tritonlint.runtime_check.protocol import prestart
 
+        # an accelerator's children (npu or cuda) share one environment; only cpu's adds the interpreter
         prestart(Backend("cpu" if args.backend == "cpu" and not args.run_npu else "cuda", True).child_env())
     try:
         from tritonlint.runtime_check.backends import BackendUnavailable, get_backend
@@ -226,8 +229,6 @@ def _run_gate(results, args) -> bool | None:
     except ImportError as e:
         print(f"tritonlint: error: --run needs the runtime extra (pip install 'tritonlint[runtime]'): {e.name} is missing", file=sys.stderr)
         return None
-    from tritonlint.engine import OK, SKIPPED
-
     opts = GateOptions(reference=args.reference, timeout=args.timeout, seeds=args.seeds,
                        policy="exact" if args.non_compute else args.tolerance, probe_state=args.probe_state,
                        fresh_cache=args.fresh_cache, operators=args.operators, baseline=args.baseline)
