@@ -166,7 +166,8 @@ def main() -> int:
                                    {**env, "TRITON_CACHE_DIR": str(cache or cold)})
                 try:
                     verdict = json.loads(proc.stdout)["files"][0]["runtime"]
-                    verdict = {"verdict": verdict.get("verdict"), "phases_s": (verdict.get("verify") or {}).get("phases_s")}
+                    verdict = {"verdict": verdict.get("verdict"), "phases_s": (verdict.get("verify") or {}).get("phases_s"),
+                               "child_phases_s": (verdict.get("verify") or {}).get("child_phases_s")}
                 except (ValueError, KeyError, IndexError, TypeError):
                     verdict = {"verdict": None, "stderr": proc.stderr[-800:]}
                 rows.append({"case": ref.parent.name, "wall_s": round(wall, 3), **verdict})

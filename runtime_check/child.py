@@ -20,11 +20,12 @@ import argparse
 import json
 import os
 import sys
+import time
 import traceback
 from pathlib import Path
 
 from tritonlint.runtime_check.protocol import (UNCHANGED, CaseInput, CaseResult, case_input, case_result, case_seeds, case_started,
-                                               census_result, failed_case)
+                                               census_result, child_marks, failed_case)
 
 
 def _portable(value):
@@ -122,15 +123,21 @@ def main(argv: list[str] | None = None) -> int:
     from tritonlint.runtime_check.tasks import load_module
 
     inputs, out = Path(args.inputs), Path(args.out)
+    cases = [int(c) for c in args.cases.split(",")]
+    mark = Marks(child_marks(out, cases[0]))
+    if args.device != "cpu":  # the accelerator's start, on its own line of the timeline
+        torch.empty(0, device=args.device)
+        mark("device")
     module, load_error, verified = None, None, None
     seeds = json.loads(case_seeds(inputs).read_text()) if args.make_inputs else {}
-    for idx in [int(c) for c in args.cases.split(",")]:
+    for idx in cases:
         case_started(out, idx).touch()
         if module is None and load_error is None:
             try:
                 module = load_module(args.module)
             except BaseException as e:  # an import error fails every case, each with its message
                 load_error = _failed(e)
+            mark("load")
         result = load_error
         if args.make_inputs and result is None:
             try:
@@ -138,18 +145,36 @@ def main(argv: list[str] | None = None) -> int:
                 _publish(case_input(inputs, idx), lambda path: torch.save(case, path))
             except BaseException as e:
                 result = _failed(e)
+            mark(f"inputs{idx}")
         if result is None:
             payload = torch.load(case_input(inputs, idx), weights_only=True)
             result = run_case(module, args.cls, payload, args.device, args.state)
         if verified is None and result.get("ok"):
             verified = payload
         _publish(case_result(out, idx), lambda path: torch.save(result, path))
+        mark(f"case{idx}")  # the first case's includes compiling the kernels
     if args.census and verified is not None:
         from tritonlint.runtime_check import census
 
         found = take_census(module, args.cls, verified, args.device)
         _publish(census_result(out), lambda path: census.write(found, path))
+        mark("census")
+    mark.publish()
     return 0
+
+
+class Marks:
+    """When this child reached each milestone, on the wall clock the parent shares
+    (protocol.child_marks): the parent's per-phase times inside a child."""
+
+    def __init__(self, path: Path):
+        self.path, self.marks = path, [["start", time.time()]]
+
+    def __call__(self, name: str) -> None:
+        self.marks.append([name, time.time()])
+
+    def publish(self) -> None:
+        _publish(self.path, lambda path: path.write_text(json.dumps(self.marks)))
 
 
 def _publish(final: Path, write) -> None:

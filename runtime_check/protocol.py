@@ -120,6 +120,33 @@ def timed_outputs(folder: Path, idx: int) -> Path:
     return folder / f"last{idx}.pt"
 
 
+def child_marks(folder: Path, first_case: int) -> Path:
+    """[[milestone, wall clock], ...]: when the child that starts at `first_case` reached each
+    milestone (started, device, load, inputsN, caseN, census, ...)."""
+    return folder / f"marks{first_case}.json"
+
+
+MARKS_BYTES = 64 << 10
+
+
+def load_marks(path: Path, since: float) -> dict[str, float]:
+    """A child's milestones as {milestone: seconds since the previous one}, the first counted
+    from `since` (the parent's wall clock when it asked for the child). The child's own
+    account, so a diagnostic only (verify's `child_phases_s`); malformed or missing: {}."""
+    data = read_untrusted(path, MARKS_BYTES)
+    try:
+        marks = json.loads(data, parse_constant=_no_constant) if isinstance(data, bytes) else []
+    except (ValueError, RecursionError):
+        return {}
+    laps, last = {}, since
+    for mark in marks if isinstance(marks, list) else []:
+        if not (isinstance(mark, list) and len(mark) == 2 and isinstance(mark[0], str) and _number(mark[1])):
+            return {}
+        laps[mark[0][:40]] = round(max(mark[1] - last, 0.0), 4)
+        last = mark[1]
+    return laps
+
+
 def child_log(folder: Path, first_case: int) -> Path:
     """The log of the child that starts at `first_case` (a restarted child starts later)."""
     return folder / f"child{first_case}.log"

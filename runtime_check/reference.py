@@ -37,6 +37,7 @@ class ReferenceRun:
     init: list  # get_init_inputs(), as the case files hold it
     framework: dict = dataclasses.field(default_factory=dict)  # timing options -> the reference's timing, once taken
     exposed: bool = False  # a candidate ran where it could write the case files (no read-only namespace)
+    phases: dict = dataclasses.field(default_factory=dict)  # its child's timeline (runner.run_side's `phases`)
 
     def restore(self) -> None:
         """After an exposed candidate: every case file written again from the parent's copy."""
@@ -59,9 +60,10 @@ def run_reference(task_path: Path, backend: Backend, cases: list[int], timeout: 
     folder = Path(tempfile.mkdtemp(prefix="tritonlint-reference-"))
     seeds = {idx: input_seed() for idx in cases}
     case_seeds(folder).write_text(json.dumps({str(i): s for i, s in seeds.items()}))
+    phases: dict = {}
     try:
         results = run_side(backend, task_path, "Model", folder, cases, timeout, state=state, env=env,
-                           make_inputs="get_small_inputs" if small else "get_inputs")
+                           make_inputs="get_small_inputs" if small else "get_inputs", phases=phases)
     finally:
         case_seeds(folder).unlink(missing_ok=True)  # before any candidate's child can start
     inputs, init = {}, []
@@ -72,7 +74,7 @@ def run_reference(task_path: Path, backend: Backend, cases: list[int], timeout: 
             inputs[idx], init = payload["inputs"], payload["init"]
         else:
             inputs[idx] = []
-    return ReferenceRun(folder, seeds, inputs, results, init)
+    return ReferenceRun(folder, seeds, inputs, results, init, phases=phases)
 
 
 class References:

@@ -19,19 +19,20 @@ from pathlib import Path
 
 from tritonlint.runtime_check.backends import Backend
 from tritonlint.runtime_check.protocol import (CaseResult, ChildSpec, case_result, case_started, census_result, child_log,
-                                               crash_report, failed_case, load_case_result)
+                                               child_marks, crash_report, failed_case, load_case_result, load_marks)
 
 POLL_S = 0.02
 
 
 def run_side(backend: Backend, module: Path, cls: str, inputs: Path, cases: list[int], timeout: float, *,
              state: bool = False, env: dict[str, str] | None = None, census: dict | None = None,
-             make_inputs: str | None = None) -> dict[int, CaseResult]:
+             make_inputs: str | None = None, phases: dict | None = None) -> dict[int, CaseResult]:
     """{case: result}; the results are loaded into memory and their files removed
     before this returns, so the next side's process never sees them. `census`, when given,
     receives the runtime census the child took after its cases (census.load's form).
     `make_inputs` (the reference's side only): the child first makes each case's input file
-    in `inputs` with the task's generator of that name (child.make_case)."""
+    in `inputs` with the task's generator of that name (child.make_case). `phases`, when given,
+    receives the children's own timelines (protocol.load_marks)."""
     results: dict[int, CaseResult] = {}
     out = Path(tempfile.mkdtemp(prefix=f"tritonlint-{cls}-"))
     try:
@@ -43,7 +44,7 @@ def run_side(backend: Backend, module: Path, cls: str, inputs: Path, cases: list
                              + (("--state",) if state else ()) + (("--census",) if census is not None else ())
                              + (("--make-inputs", make_inputs) if make_inputs else ()),
                              env or backend.child_env(), writable=(str(out),) + ((str(inputs),) if make_inputs else ()))
-            results.update(_one_child(spec, out, pending, timeout))
+            results.update(_one_child(spec, out, pending, timeout, phases))
             pending = [i for i in pending if i not in results]
         if census is not None:
             from tritonlint.runtime_check.census import load
@@ -54,14 +55,16 @@ def run_side(backend: Backend, module: Path, cls: str, inputs: Path, cases: list
     return results
 
 
-def _one_child(spec: ChildSpec, out: Path, cases: list[int], timeout: float) -> dict[int, CaseResult]:
+def _one_child(spec: ChildSpec, out: Path, cases: list[int], timeout: float, phases: dict | None) -> dict[int, CaseResult]:
     """Run one child over `cases`, in order, until it has done them all or one case hangs
     or kills it; the results it left, with that case's Timeout or Crash, each with the
     isolation that held (`isolation`, set here: the child cannot forge it)."""
     results: dict[int, CaseResult] = {}
-    log = child_log(out, cases[0])
+    log, asked = child_log(out, cases[0]), time.time()
     with spec.running(log) as proc:
         _watch(proc, out, cases, timeout, log, results)
+    if phases is not None:
+        phases.update(load_marks(child_marks(out, cases[0]), asked))
     for r in results.values():
         r["isolation"] = proc.isolation
     return results

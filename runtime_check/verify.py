@@ -127,10 +127,10 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
             if declared is not None and refs[idx].get("ok") and not all(
                     0 <= i < len(inputs[idx]) and isinstance(inputs[idx][i], torch.Tensor) for i in declared):
                 raise ValueError(f"INPLACE_OUTPUTS {declared} must name tensor inputs (get_inputs gives {len(inputs[idx])})")
-        found: dict = {}
+        found, timeline = {}, {}
         ready = [i for i in cases if refs[i].get("ok")]  # a case the reference failed is the reference's error
         cands = run_side(backend, impl_path, "ModelNew", run.folder, ready, timeout, state=probe_state, env=env,
-                         census=found) if ready else {}
+                         census=found, phases=timeline) if ready else {}
         run.exposed = run.exposed or any("read-only" not in str(c.get("isolation")) for c in cands.values())
         clock.lap("candidate")  # its child's start, compile, the verify cases and the census
     finally:
@@ -186,6 +186,9 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
         "census": judge(found) if found else None,
         "environment": env_json,
         "phases_s": clock.laps,  # wall time the parent saw per phase
+        # inside each child, by its own account (protocol.load_marks): start (the fork and the sandbox), device,
+        # load (the module), inputsN (made on the device), caseN (the first compiles), census
+        "child_phases_s": {"reference": {} if reused else run.phases, "candidate": timeline},
         "reference_reused": reused,  # its inputs and outputs came from an earlier submission of this run
         "isolation": next((c.get("isolation") for c in cands.values() if c.get("isolation")), None),  # protocol.ChildSpec
     }

@@ -40,6 +40,9 @@ from pathlib import Path
 # What every child needs, imported once here (before any submission exists).
 PRELOAD = ("torch", "triton", "tritonlint.runtime_check.child", "tritonlint.runtime_check.timing",
            "tritonlint.runtime_check.census", "tritonlint.runtime_check.compare", "tritonlint.runtime_check.tasks")
+# Imported once the server is ready, while it has nothing to do (the reference's child runs first):
+# a TorchDispatchMode's first use imports torch._dynamo (1-2 s), and every candidate's census uses one.
+LATER = ("torch._dynamo",)
 READY = "ready"
 STOP_GRACE_S = 5.0  # how long a keeper has to kill its descendants before its group is killed
 START_TIMEOUT_S = 600.0  # importing torch on a cold disk
@@ -47,8 +50,8 @@ START_TIMEOUT_S = 600.0  # importing torch on a cold disk
 
 # -- the server ------------------------------------------------------------------------------
 
-def _preload() -> None:
-    for name in PRELOAD:
+def _preload(names) -> None:
+    for name in names:
         try:
             importlib.import_module(name)
         except ImportError:  # triton missing: the children say so in their own results
@@ -111,7 +114,8 @@ def _keeper(req: dict, report_w: int) -> None:
 def serve() -> None:
     from tritonlint.runtime_check.sandbox import fork_piped
 
-    _preload()
+    _preload(PRELOAD)
+    later = list(LATER)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
@@ -122,7 +126,9 @@ def serve() -> None:
     buf = b""
     while True:
         timeout = max(0.0, min(stopping.values()) - time.monotonic()) if stopping else None
-        ready, _, _ = select.select([0, wake_r], [], [], timeout)
+        ready, _, _ = select.select([0, wake_r], [], [], 0.0 if later else timeout)
+        if not ready and later:  # idle: the rest of the preload, one module at a time
+            _preload([later.pop(0)])
         if wake_r in ready:
             os.read(wake_r, 4096)
         if 0 in ready:

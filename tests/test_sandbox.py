@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, ROOT, requires_triton
-from tritonlint.runtime_check.protocol import (crash_report, json_safe, load_case_result, load_timing_result,
+from tritonlint.runtime_check.protocol import (crash_report, json_safe, load_case_result, load_marks, load_timing_result,
                                                strict_json)
 from tritonlint.runtime_check.sandbox import NO_NAMESPACES
 
@@ -89,6 +89,17 @@ def test_a_well_formed_timing_result_loads(tmp_path):
     ok = {"implementation": {"avg_latency_ms": 1.0, "times_ms": [1.0], "repeats": 1, "operators": {"aten::gelu": 0.5}}}
     (tmp_path / "timing1.json").write_text(json.dumps(ok))
     assert load_timing_result(tmp_path / "timing1.json") == ok
+
+
+@pytest.mark.parametrize("content", ['[["start", 101.5], ["load", 102.0]]', '[["start", "late"]]', "[[1, 2]]",
+                                     '{"start": 1}', "[[\"start\", NaN]]", "not json"])
+def test_a_child_s_timeline_is_laps_from_the_parent_s_clock_or_nothing(tmp_path, content):
+    """The child's own account of its milestones, a diagnostic: anything malformed is dropped whole."""
+    (tmp_path / "marks1.json").write_text(content)
+    want = {"start": 1.5, "load": 0.5} if content.startswith('[["start", 101') else {}
+    assert load_marks(tmp_path / "marks1.json", since=100.0) == want
+    os.mkfifo(tmp_path / "fifo")
+    assert load_marks(tmp_path / "fifo", since=100.0) == {}  # not blocked on
 
 
 @pytest.mark.parametrize("make", ["fifo", "symlink", "giant", "garbage", "wrong_types"])
