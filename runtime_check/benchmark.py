@@ -14,26 +14,19 @@ performance measurement: the JSON says so.
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import json
-import os
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
-
-import torch
 
 from tritonlint.runtime_check.backends import Backend, BackendUnavailable, get_backend
 from tritonlint.runtime_check.compare import compare_outputs, all_integer, on_device
 from tritonlint.runtime_check.options import BASELINES, DEFAULTS
-from tritonlint.runtime_check.protocol import (MODEL_SEED, CASE_RESULT_BYTES, CaseInput, ChildSpec, case_input, child_log,
-                                               crash_report, failure, input_seed, load_timing_result, not_a_plain_file,
-                                               strict_json, timed_outputs, timing_result)
-from tritonlint.runtime_check.runner import run_side
+from tritonlint.runtime_check.protocol import UNCHANGED, Failure, failure, strict_json
+from tritonlint.runtime_check.reference import run_reference
+from tritonlint.runtime_check.runner import Timed, run_side
 from tritonlint.runtime_check.score import overall_speedup
 from tritonlint.runtime_check.tasks import load_module
+from tritonlint.runtime_check.timing import PROBE_CALLS
 from tritonlint.runtime_check.verify import describe, seed002_parser, task_files, verify_file_name
 
 GATE_REFUSED = 2
@@ -61,57 +54,89 @@ def l1_gate(verify_json: Path) -> str | None:
 def benchmark(task_path: Path, impl_path: Path, backend: Backend, *, warmup: int = DEFAULTS.warmup,
               repeats: int = DEFAULTS.repeats, skip_framework: bool = False, framework_latency_ms: float | None = None,
               timeout: float = DEFAULTS.timeout, op_name: str | None = None, operators: bool = False,
-              cache_dir: str | None = None, expected: list | None = None, policy: str = DEFAULTS.policy,
-              inputs: list | None = None, inplace_outputs: list[int] | None = None, framework: dict | None = None,
-              baseline: str = DEFAULTS.baseline) -> dict:
-    """`inputs` and `expected`: verify's case-1 inputs and the reference's outputs for them (the
-    gate passes both); without them the inputs come from a fresh secret seed and a reference child
-    computes the outputs. The candidate's output of its last timed call must match them: a kernel
-    that is right once and wrong when called again, or that does less work once it is being
-    timed, fails the shape instead of scoring. `inplace_outputs`: what verify learned.
-    `framework`: the reference's timing for these inputs, taken for an earlier submission of
-    the run: only the candidate is timed. `baseline`: time the reference as written (eager) or
-    through torch.compile (compile); its side is still called `framework`, as in seed 002."""
+              cache_dir: str | None = None, policy: str = DEFAULTS.policy, baseline: str = DEFAULTS.baseline) -> dict:
+    """Seed 002's benchmark on its own (the gate times inside verify's children instead): the
+    reference's child makes the inputs from a fresh secret seed on the device, runs `Model` on
+    them and times it (`baseline`: as written, or through torch.compile; its side is still called
+    `framework`, as in seed 002); the candidate's child runs `ModelNew` on them and times it.
+    The output of the candidate's last timed call must match the reference's: a kernel that is
+    right once and wrong when called again, or that does less work once it is being timed,
+    fails the shape instead of scoring."""
     task = load_module(task_path)
-    skip_framework = skip_framework or framework is not None
     small = backend.name == "cpu" and hasattr(task, "get_small_inputs")
-    if inputs is None:
-        torch.manual_seed(input_seed())
-        inputs = task.get_small_inputs() if small else task.get_inputs()
-        expected = None  # outputs for other inputs are no answer for these
-    shapes = [inputs]
-    per_shape, speedups = [], []
-    # repeated calls move an in-place state on: there is no single-call answer to check
-    inplace = bool(getattr(task, "INPLACE_OUTPUTS", None)) or bool(inplace_outputs)
-    with tempfile.TemporaryDirectory(prefix="tritonlint-bench-") as tmp:
-        folder = Path(tmp)
-        for idx, shape_inputs in enumerate(shapes, start=1):
-            torch.save(CaseInput(init=list(task.get_init_inputs()), inputs=shape_inputs, seed=MODEL_SEED), case_input(folder, idx))
-            spec = ChildSpec("tritonlint.runtime_check.timing",
-                             ("--task", str(Path(task_path).resolve()), "--impl", str(Path(impl_path).resolve()), "--inputs", str(case_input(folder, idx)),
-                              "--device", backend.device, "--warmup", str(warmup), "--repeats", str(repeats),
-                              "--out", str(timing_result(folder, idx)), "--outputs", str(timed_outputs(folder, idx)))
-                             + (("--skip_framework",) if skip_framework else ()) + (("--operators",) if operators else ())
-                             + ("--baseline", baseline),
-                             backend.child_env(cache_dir))
-            row = {"case_idx": idx, "input_desc": describe(shape_inputs), "status": "fail", "framework": None,
-                   "implementation": None, "speedup_vs_torch": None, "error_type": None, "error_msg": None}
-            timing = _time_shape(spec, folder, idx, timeout)
-            if "error_type" not in timing and not inplace:
-                timing = _check_last_call(timing, expected, backend, task_path, folder, idx, timeout, policy,
-                                          all_integer(shape_inputs))
-            if "error_type" in timing:
-                row.update(error_type=timing["error_type"], error_msg=timing["error_msg"])
-                speedups.append(None)
-            else:
-                fw = timing.get("framework") or framework or ({"avg_latency_ms": framework_latency_ms, "peak_memory_mb": None} if framework_latency_ms else None)
-                impl = timing["implementation"]
-                s = fw["avg_latency_ms"] / impl["avg_latency_ms"] if fw and fw["avg_latency_ms"] and impl["avg_latency_ms"] else None
-                row.update(status="pass", framework=fw, implementation=impl)
-                speedups.append(s)
-                row["speedup_vs_torch"] = s if s is not None and s > 0 and s == s and s != float("inf") else None
-            per_shape.append(row)
-    gm, buckets = overall_speedup(speedups)
+    env = backend.child_env(cache_dir)
+    reference = None if skip_framework else Timed(warmup, repeats, baseline, operators)
+    run = run_reference(task_path, backend, [1], timeout, small=small, state=False, env=env, timed=reference)
+    try:
+        ref = run.results[1]
+        if not ref.get("ok"):
+            framework = failure("ReferenceError", f"the reference failed: {ref['error_type']}: {ref['error_msg']}")
+        elif reference is not None:
+            framework = reference.side("framework")
+        else:
+            framework = {"avg_latency_ms": framework_latency_ms, "peak_memory_mb": None} if framework_latency_ms else None
+        candidate = Timed(warmup, repeats, operators=operators)
+        cases = run_side(backend, impl_path, "ModelNew", run.folder, [1], timeout, env=env, timed=candidate) if ref.get("ok") else {}
+        inplace = bool(getattr(task, "INPLACE_OUTPUTS", None)) or any(
+            not (isinstance(a, str) and a == UNCHANGED) for a in ref.get("inputs_after") or [])
+        row = shape_row(1, run.inputs[1], framework, candidate, cases.get(1), ref.get("outputs"), inplace, policy, backend)
+    finally:
+        run.cleanup()
+    return perf_report([row], op_name or impl_path.stem, warmup, repeats, baseline, backend)
+
+
+# The parent's own clock around a timed phase (from its go to the times, Timed.wall_s) bounds what
+# the child says: the timed calls it claims cannot have taken longer than the parent waited, and
+# the parent cannot have waited much longer than the calls it was told of, plus an allowance per
+# call (the L2 flush, the event sync) and a fixed one (the probes, the file, the polling). A child
+# that rewrote its own record to look faster than it ran is refused (TimingRefused).
+WALL_SLACK, WALL_PER_CALL_MS, WALL_FIXED_MS = 3.0, 1.0, 250.0
+
+
+def wall_bound(times: dict, warmup: int, repeats: int) -> Failure | None:
+    """Why the parent refuses a side's claimed times (`times["wall_ms"]`: what it saw), or None."""
+    wall, avg = times["wall_ms"], times["avg_latency_ms"]
+    timed_sum = sum(times.get("times_ms") or [avg * repeats])
+    if timed_sum > 1.05 * wall + 1.0:
+        return failure("TimingRefused", f"the child claims {timed_sum:.1f} ms of timed calls, but the parent's clock saw "
+                                        f"{wall:.1f} ms for the whole timed phase")
+    calls = warmup + repeats + PROBE_CALLS
+    allowed = WALL_SLACK * calls * avg + calls * WALL_PER_CALL_MS + WALL_FIXED_MS
+    if wall > allowed:
+        return failure("TimingRefused", f"the child claims {avg:.4f} ms per call, but its {calls} calls took {wall:.1f} ms on "
+                                        f"the parent's clock (at most {allowed:.1f} ms allowed): the record does not match the run")
+    return None
+
+
+def shape_row(idx: int, inputs: list, framework: dict | None, timed: Timed, case: dict | None, expected, inplace: bool,
+              policy: str, backend: Backend) -> dict:
+    """One timed shape of the perf result: the candidate's times (`timed`, checked against the
+    parent's clock and, unless the inputs are in-place outputs, its last timed output against
+    `expected`), the reference's (`framework`: times or a Failure), and the speedup."""
+    row = {"case_idx": idx, "input_desc": describe(inputs), "status": "fail", "framework": None,
+           "implementation": None, "speedup_vs_torch": None, "error_type": None, "error_msg": None}
+    if case is not None and not case.get("ok"):  # the untimed call before the timed ones failed
+        why = failure(case["error_type"], case["error_msg"])
+    elif framework is not None and "error_type" in framework:
+        why = framework
+    else:
+        impl = timed.side("implementation")
+        why = impl if "error_type" in impl else wall_bound(impl, timed.warmup, timed.repeats)
+        if why is None and not inplace:  # repeated calls move an in-place state on: no single-call answer
+            why = _check_last_call(timed.outputs, expected, backend, policy, all_integer(inputs))
+    if why is not None:
+        row.update(error_type=why["error_type"], error_msg=why["error_msg"])
+        return row
+    fw = framework
+    s = fw["avg_latency_ms"] / impl["avg_latency_ms"] if fw and fw["avg_latency_ms"] and impl["avg_latency_ms"] else None
+    row.update(status="pass", framework=fw, implementation=impl)
+    row["speedup_vs_torch"] = s if s is not None and s > 0 and s == s and s != float("inf") else None
+    return row
+
+
+def perf_report(per_shape: list[dict], op_name: str, warmup: int, repeats: int, baseline: str, backend: Backend) -> dict:
+    """Seed 002's perf_result.json from its timed shapes."""
+    gm, buckets = overall_speedup([r["speedup_vs_torch"] if r["status"] == "pass" else None for r in per_shape])
 
     def mean_of(side: str, key: str):
         vals = [r[side][key] for r in per_shape if r[side] and r[side].get(key) is not None]
@@ -124,7 +149,7 @@ def benchmark(task_path: Path, impl_path: Path, backend: Backend, *, warmup: int
 
     passed = sum(r["status"] == "pass" for r in per_shape)
     return {
-        "op_name": op_name or impl_path.stem, "warmup": warmup, "repeats": repeats, "baseline": baseline,
+        "op_name": op_name, "warmup": warmup, "repeats": repeats, "baseline": baseline,
         "total_cases": len(per_shape), "passed_cases": passed, "failed_cases": len(per_shape) - passed,
         "nan_indices": buckets["nan"], "inf_indices": buckets["inf"], "zero_indices": buckets["zero"],
         "negative_indices": buckets["negative"], "none_indices": buckets["none"],
@@ -137,59 +162,16 @@ def benchmark(task_path: Path, impl_path: Path, backend: Backend, *, warmup: int
     }
 
 
-def _time_shape(spec: ChildSpec, folder: Path, idx: int, timeout: float) -> dict:
-    """What the timing child wrote for shape `idx` (validated: protocol.load_timing_result),
-    or its Timeout, Crash or CorruptResult. The child writes only its own result folder; the
-    shape's inputs, which a reference run may read again, must be as the parent wrote them."""
-    out = folder / f"timing{idx}"
-    out.mkdir(exist_ok=True)
-    args = tuple(str(out / Path(a).name) if prev in ("--out", "--outputs") else a
-                 for prev, a in zip(("",) + spec.args, spec.args))
-    spec = dataclasses.replace(spec, args=args, writable=(str(out),))
-    inputs_digest = _digest(case_input(folder, idx))
-    log = child_log(out, idx)
-    with spec.running(log) as proc:
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            proc.stop()
-            return failure("Timeout", f"no result within {timeout:g} s")
-    for name in (timing_result(folder, idx).name, timed_outputs(folder, idx).name):
-        if os.path.lexists(out / name):  # where the rest of the benchmark looks for them
-            os.replace(out / name, folder / name)
-    if _digest(case_input(folder, idx)) != inputs_digest:
-        return failure("InputsTampered", "the shape's input file changed while the timing child ran")
-    result = timing_result(folder, idx)
-    if not os.path.lexists(result):
-        return failure("Crash", crash_report(proc.returncode, log))
-    last = timed_outputs(folder, idx)
-    if os.path.lexists(last) and (why := not_a_plain_file(last, CASE_RESULT_BYTES)):  # read later by torch.load
-        return failure("CorruptResult", why)
-    return load_timing_result(result)
-
-
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _check_last_call(timing: dict, expected, backend: Backend, task_path: Path, folder: Path, idx: int,
-                     timeout: float, policy: str, exact_ints: bool) -> dict:
-    try:
-        got = torch.load(timed_outputs(folder, idx), weights_only=True)["outputs"]
-    except Exception as e:  # missing or not plain tensors: the candidate's process tampered with it
-        return failure("TimedOutputMissing", f"the timed calls left no readable output ({type(e).__name__})")
-    if expected is None:
-        ref = run_side(backend, task_path, "Model", folder, [idx], timeout)[idx]
-        if not ref.get("ok"):
-            return failure("ReferenceError", f"the reference failed: {ref['error_type']}")
-        expected = ref["outputs"]
+def _check_last_call(got, expected, backend: Backend, policy: str, exact_ints: bool) -> Failure | None:
+    if isinstance(got, dict) and "error_type" in got or got is None:
+        return got or failure("TimedOutputMissing", "the timed calls left no output")
     expected, got = on_device(backend.device, expected), on_device(backend.device, got)  # compared on the device
     bad = [(i, v) for i, v in enumerate(compare_outputs(expected, got, policy, exact_ints)) if not v.passed]
     if bad:
         i, v = bad[0]
         return failure("TimedOutputMismatch",
                        f"the output of the last timed call differs from the reference: output {i}: {v.message}")
-    return timing
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,7 +25,13 @@ import traceback
 from pathlib import Path
 
 from tritonlint.runtime_check.protocol import (UNCHANGED, CaseInput, CaseResult, case_input, case_result, case_seeds, case_started,
-                                               census_result, child_marks, failed_case)
+                                               census_result, child_marks, failed_case, failure, operators_result,
+                                               timed_outputs, timing_go, timing_ready, timing_result)
+# The timer, bound here, before any submission is imported (the fork server imports this module):
+# a submission that replaces the timing module's functions does not replace these.
+from tritonlint.runtime_check.timing import check_untimed, measure, operators, prepare
+
+TIMED_CASE = 1  # the case whose inputs a timed phase times (its seed, like every case's, is secret)
 
 
 def _portable(value):
@@ -115,6 +121,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--device", required=True)
     ap.add_argument("--state", action="store_true", help="also return the model's parameters and buffers")
     ap.add_argument("--census", action="store_true", help="after the cases, record one forward (census.py)")
+    ap.add_argument("--time", metavar="WARMUP,REPEATS", help="after the cases (and the census), time the model on "
+                    f"case {TIMED_CASE}'s inputs once the parent says go (timing_ready, timing_go)")
+    ap.add_argument("--baseline", default="eager", help="with --time and Model: time it as written or compiled")
+    ap.add_argument("--operators", action="store_true", help="with --time: also the per-operator device times")
     ap.add_argument("--make-inputs", metavar="FUNC", help="the reference's child: first make each case's inputs "
                     "with the task's FUNC (get_inputs or get_small_inputs) from the seed the parent wrote, on the device")
     args = ap.parse_args(argv)
@@ -128,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.device != "cpu":  # the accelerator's start, on its own line of the timeline
         torch.empty(0, device=args.device)
         mark("device")
-    module, load_error, verified = None, None, None
+    module, load_error, verified, timed = None, None, None, None
     seeds = json.loads(case_seeds(inputs).read_text()) if args.make_inputs else {}
     for idx in cases:
         case_started(out, idx).touch()
@@ -151,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
             result = run_case(module, args.cls, payload, args.device, args.state)
         if verified is None and result.get("ok"):
             verified = payload
+        if idx == TIMED_CASE and result.get("ok"):
+            timed = payload
         _publish(case_result(out, idx), lambda path: torch.save(result, path))
         mark(f"case{idx}")  # the first case's includes compiling the kernels
     if args.census and verified is not None:
@@ -159,8 +171,46 @@ def main(argv: list[str] | None = None) -> int:
         found = take_census(module, args.cls, verified, args.device)
         _publish(census_result(out), lambda path: census.write(found, path))
         mark("census")
+    if args.time and timed is not None:
+        mark.publish()
+        warmup, repeats = (int(n) for n in args.time.split(","))
+        time_case(module, args.cls, timed, args.device, out, warmup, repeats, args.baseline, args.operators)
+        mark("timing")
     mark.publish()
     return 0
+
+
+def time_case(module, cls: str, payload: dict, device: str, out: Path, warmup: int, repeats: int, baseline: str,
+              with_operators: bool) -> None:
+    """The timed phase: build the call, say ready, wait for the parent's go (it holds the device's
+    timing lock from then until the times are written), time, write the times; then the output of
+    the last timed call and, if asked, the per-operator times, outside the parent's clock."""
+    import torch
+
+    side = "framework" if cls == "Model" else "implementation"
+    last, call = None, None
+    try:
+        model, inputs = build(module, cls, payload, device)
+        with torch.no_grad():
+            call, warmup = prepare(model, inputs, side == "framework", baseline, warmup)
+            timing_ready(out).touch()
+            while not os.path.lexists(timing_go(out)):
+                time.sleep(0.001)
+            times, last = measure(call, device, warmup, repeats)
+            if side == "implementation":
+                check_untimed(times)
+        result: dict = {side: times}
+    except BaseException as e:
+        result = failure(type(e).__name__, str(e))
+    _publish(timing_result(out, TIMED_CASE), lambda path: path.write_text(json.dumps(result)))
+    if "error_type" in result:
+        return
+    if side == "implementation":
+        _publish(timed_outputs(out, TIMED_CASE), lambda path: torch.save(CaseResult(ok=True, outputs=_portable(last)), path))
+    if with_operators:
+        with torch.no_grad():
+            ops = operators(call, device)
+        _publish(operators_result(out, TIMED_CASE), lambda path: path.write_text(json.dumps(ops)))
 
 
 class Marks:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import ast
 import tempfile
-import time
 from pathlib import Path
 
-from tritonlint.runtime_check.backends import Backend, timing_lock
-from tritonlint.runtime_check.benchmark import benchmark
+from tritonlint.runtime_check.backends import Backend
+from tritonlint.runtime_check.benchmark import perf_report, shape_row
 from tritonlint.runtime_check.options import GateOptions
 from tritonlint.runtime_check.reference import References, reference_digest
+from tritonlint.runtime_check.runner import Timed
 from tritonlint.runtime_check.score import score, weighted
 from tritonlint.runtime_check.tasks import CASES
 from tritonlint.runtime_check.verify import census_refusal, verify
@@ -66,7 +66,7 @@ def reference_for(path: str, opts: GateOptions) -> tuple[Path, str | None]:
 
 
 # What the verdict calls each way a submission fails at run time (error_type -> verdict).
-_VERDICTS = {"Timeout": "timeout", "Crash": "crashed", "UntimedWork": "untimed_work"}
+_VERDICTS = {"Timeout": "timeout", "Crash": "crashed", "UntimedWork": "untimed_work", "TimingRefused": "untimed_work"}
 
 
 def verdict(v: dict, perf: dict | None, timed: bool) -> tuple[str, str]:
@@ -125,45 +125,36 @@ def run_gate(path: str, lint_valid: bool, lint_skipped: bool, backend: Backend, 
     with tempfile.TemporaryDirectory(prefix="tritonlint-cache-") as fresh:
         cache = fresh if opts.fresh_cache else None
         kept: dict = {}
+        timed = Timed(opts.warmup, opts.repeats, opts.baseline, opts.operators) if backend.times else None
         try:
             v = verify(ref, impl, backend, seeds=opts.seeds, timeout=opts.timeout, policy=opts.policy, op_name=impl.stem,
-                       probe_state=opts.probe_state, cache_dir=cache, keep=kept, references=references)
+                       probe_state=opts.probe_state, cache_dir=cache, keep=kept, references=references, timed=timed)
         except Exception as e:  # the parent imports only the reference: its error is the reference's
             raise GateError(f"{ref}: the reference task raised {type(e).__name__}: {_first_line(e)}") from None
-        broken = next((f for f in v["failures"] if f.get("error_type") == "ReferenceError"), None)
-        if broken is not None:
-            raise GateError(f"{ref}: {_first_line(broken.get('error_msg'))}")
-        correct = v["total_cases"] > 0 and v["passed_cases"] == v["total_cases"]
-        out: dict = {"reference": str(ref), "reference_sha256": digest, "isolation": v.get("isolation"), "verify": v,
-                     "benchmark": None, "score": None}
-        if (tampered := _tampered(ref, digest)) is not None:
-            return {**out, "verdict": "incorrect", "why": tampered}
-        if correct and census_refusal(v) is not None:
-            out["regression_type"] = (v.get("census") or {}).get("regression_type")
-            out["benchmark_skipped"] = "the census refused it: nothing is timed"
-            out["verdict"], out["why"] = verdict(v, None, backend.times)
-            return out
-        if not correct:
-            out["benchmark_skipped"] = "verification failed: nothing is timed (seed 002's L1 gate)"
-        elif not backend.times:
-            out["benchmark_skipped"] = "cpu backend (Triton's interpreter): correctness only, no timing claims"
-        else:
-            started = time.perf_counter()
-            run, timing_key = kept["reference"], (opts.warmup, opts.repeats, opts.operators, opts.baseline)
-            with timing_lock(backend):  # one timing at a time per device, whatever the number of workers
-                perf = benchmark(ref, impl, backend, timeout=opts.timeout, op_name=impl.stem, operators=opts.operators,
-                                 cache_dir=cache, warmup=opts.warmup, repeats=opts.repeats, expected=kept.get("outputs"),
-                                 policy=opts.policy, inputs=kept.get("inputs"), inplace_outputs=v.get("inplace_outputs"),
-                                 framework=run.framework.get(timing_key), baseline=opts.baseline)
-            first = (perf["per_shape_results"] or [{}])[0].get("framework")
-            if references is not None and first and timing_key not in run.framework:
-                run.framework[timing_key] = first  # the run's later submissions of this task are timed against it
-            out["benchmark"] = perf
-            v["phases_s"]["timing"] = round(time.perf_counter() - started, 3)  # the timing child, both sides
-            if (tampered := _tampered(ref, digest)) is not None:
-                return {**out, "verdict": "incorrect", "why": tampered}
-            raw = score(perf["speedup_vs_torch"], correct)
-            out["score"] = {"speedup": perf["speedup_vs_torch"], "raw": raw, "tier": tier,
-                            "weighted": weighted(raw, tier) if tier else None}
+    broken = next((f for f in v["failures"] if f.get("error_type") == "ReferenceError"), None)
+    if broken is not None:
+        raise GateError(f"{ref}: {_first_line(broken.get('error_msg'))}")
+    correct = v["total_cases"] > 0 and v["passed_cases"] == v["total_cases"]
+    out: dict = {"reference": str(ref), "reference_sha256": digest, "isolation": v.get("isolation"), "verify": v,
+                 "benchmark": None, "score": None}
+    if (tampered := _tampered(ref, digest)) is not None:
+        return {**out, "verdict": "incorrect", "why": tampered}
+    if correct and census_refusal(v) is not None:
+        out["regression_type"] = (v.get("census") or {}).get("regression_type")
+        out["benchmark_skipped"] = "the census refused it: nothing is timed"
+        out["verdict"], out["why"] = verdict(v, None, backend.times)
+        return out
+    if not correct:
+        out["benchmark_skipped"] = "verification failed: nothing is timed (seed 002's L1 gate)"
+    elif not backend.times:
+        out["benchmark_skipped"] = "cpu backend (Triton's interpreter): correctness only, no timing claims"
+    else:  # timed in the candidate's own child, after its cases and census (runner.Timed)
+        row = shape_row(1, kept["inputs"], kept["reference"].framework, kept["timed"], None, kept["outputs"],
+                        bool(v["inplace_outputs"]), opts.policy, backend)
+        perf = perf_report([row], impl.stem, opts.warmup, opts.repeats, opts.baseline, backend)
+        out["benchmark"] = perf
+        raw = score(perf["speedup_vs_torch"], correct)
+        out["score"] = {"speedup": perf["speedup_vs_torch"], "raw": raw, "tier": tier,
+                        "weighted": weighted(raw, tier) if tier else None}
     out["verdict"], out["why"] = verdict(v, out["benchmark"], backend.times)
     return out

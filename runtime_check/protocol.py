@@ -120,6 +120,21 @@ def timed_outputs(folder: Path, idx: int) -> Path:
     return folder / f"last{idx}.pt"
 
 
+def timing_ready(folder: Path) -> Path:
+    """Touched by a child with a timed phase (child.py --time) once the call to time is built: it
+    then waits for `timing_go`, which the parent touches while it holds the device's timing lock."""
+    return folder / "ready"
+
+
+def timing_go(folder: Path) -> Path:
+    return folder / "go"
+
+
+def operators_result(folder: Path, idx: int) -> Path:
+    """{operator: device ms per call} of a timed phase with --operators, written after its times."""
+    return folder / f"operators{idx}.json"
+
+
 def child_marks(folder: Path, first_case: int) -> Path:
     """[[milestone, wall clock], ...]: when the child that starts at `first_case` reached each
     milestone (started, device, load, inputsN, caseN, census, ...)."""
@@ -304,6 +319,20 @@ def load_case_result(path: Path) -> CaseResult:
     return result
 
 
+def load_timed_outputs(path: Path):
+    """The output of a candidate's last timed call (what `lastN.pt` holds under "outputs"), or a
+    TimedOutputMissing failure. Never raises, never blocks."""
+    import torch
+
+    data = read_untrusted(path, CASE_RESULT_BYTES)
+    if isinstance(data, dict):
+        return failure("TimedOutputMissing", f"the timed calls left no readable output ({data['error_msg']})")
+    try:
+        return torch.load(io.BytesIO(data), weights_only=True)["outputs"]
+    except Exception as e:  # not plain tensors, or no outputs: the candidate's process tampered with it
+        return failure("TimedOutputMissing", f"the timed calls left no readable output ({type(e).__name__})")
+
+
 _SIDE_NUMBERS = ("avg_latency_ms", "min_ms", "p20_ms", "p80_ms", "mean_ms", "peak_memory_mb", "sync_wait_ms",
                  "idle_sync_wait_ms")
 
@@ -322,6 +351,20 @@ def load_timing_result(path: Path) -> dict:
     return failure("CorruptResult", f"{path.name}: {why}") if why else result
 
 
+def load_operators(path: Path) -> dict[str, float] | Failure:
+    """A timed phase's per-operator times, validated like a timing result's `operators`."""
+    data = read_untrusted(path, TIMING_RESULT_BYTES)
+    if isinstance(data, dict):
+        return data
+    try:
+        ops = json.loads(data, parse_constant=_no_constant)
+    except (ValueError, RecursionError) as e:
+        return failure("CorruptResult", f"{path.name}: not JSON ({type(e).__name__})")
+    if not (isinstance(ops, dict) and all(isinstance(k, str) and _number(v) for k, v in ops.items())):
+        return failure("CorruptResult", f"{path.name}: not a map of operator names to numbers")
+    return ops
+
+
 def _no_constant(name: str):
     raise ValueError(f"{name} is not a number the protocol allows")
 
@@ -336,7 +379,7 @@ def _timing_problem(result) -> str | None:
     if "error_type" in result:
         ok = set(result) == {"error_type", "error_msg"} and all(isinstance(v, str) for v in result.values())
         return None if ok else "a malformed failure"
-    if set(result) - {"framework", "implementation"} or "implementation" not in result:
+    if set(result) - {"framework", "implementation"} or not result:
         return f"unexpected keys {sorted(result)}"
     for side, times in result.items():
         if not isinstance(times, dict):

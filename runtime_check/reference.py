@@ -25,7 +25,7 @@ import torch
 
 from tritonlint.runtime_check.backends import Backend
 from tritonlint.runtime_check.protocol import CaseInput, CaseResult, MODEL_SEED, case_input, case_seeds, input_seed
-from tritonlint.runtime_check.runner import run_side
+from tritonlint.runtime_check.runner import Timed, run_side
 
 
 @dataclasses.dataclass
@@ -35,7 +35,7 @@ class ReferenceRun:
     inputs: dict[int, list]  # case -> the parent's own copy of its inputs (CPU)
     results: dict[int, CaseResult]  # case -> the reference's result
     init: list  # get_init_inputs(), as the case files hold it
-    framework: dict = dataclasses.field(default_factory=dict)  # timing options -> the reference's timing, once taken
+    framework: dict | None = None  # the reference's times on case 1 (Timed.side), when the run times
     exposed: bool = False  # a candidate ran where it could write the case files (no read-only namespace)
     phases: dict = dataclasses.field(default_factory=dict)  # its child's timeline (runner.run_side's `phases`)
 
@@ -54,16 +54,16 @@ class ReferenceRun:
 
 
 def run_reference(task_path: Path, backend: Backend, cases: list[int], timeout: float, *, small: bool,
-                  state: bool, env: dict[str, str]) -> ReferenceRun:
+                  state: bool, env: dict[str, str], timed: Timed | None = None) -> ReferenceRun:
     """Run the reference's side once: its child makes each case's inputs from a fresh secret seed
-    on the device, then runs `Model` on them."""
+    on the device, then runs `Model` on them, then (`timed`) times it on case 1's."""
     folder = Path(tempfile.mkdtemp(prefix="tritonlint-reference-"))
     seeds = {idx: input_seed() for idx in cases}
     case_seeds(folder).write_text(json.dumps({str(i): s for i, s in seeds.items()}))
     phases: dict = {}
     try:
         results = run_side(backend, task_path, "Model", folder, cases, timeout, state=state, env=env,
-                           make_inputs="get_small_inputs" if small else "get_inputs", phases=phases)
+                           make_inputs="get_small_inputs" if small else "get_inputs", phases=phases, timed=timed)
     finally:
         case_seeds(folder).unlink(missing_ok=True)  # before any candidate's child can start
     inputs, init = {}, []
@@ -74,7 +74,8 @@ def run_reference(task_path: Path, backend: Backend, cases: list[int], timeout: 
             inputs[idx], init = payload["inputs"], payload["init"]
         else:
             inputs[idx] = []
-    return ReferenceRun(folder, seeds, inputs, results, init, phases=phases)
+    return ReferenceRun(folder, seeds, inputs, results, init, phases=phases,
+                        framework=timed.side("framework") if timed is not None else None)
 
 
 class References:
@@ -110,6 +111,8 @@ def reference_digest(ref: Path) -> str:
     return hashlib.sha256(Path(ref).read_bytes()).hexdigest()
 
 
-def reference_key(task_path: Path, backend: Backend, cases: list[int], small: bool, state: bool) -> tuple:
-    """What a reference run depends on: the task file's bytes, the device, the cases and which inputs."""
-    return (reference_digest(task_path), backend.name, tuple(cases), small, state)
+def reference_key(task_path: Path, backend: Backend, cases: list[int], small: bool, state: bool,
+                  timed: Timed | None) -> tuple:
+    """What a reference run depends on: the task file's bytes, the device, the cases, which inputs
+    and how it is timed."""
+    return (reference_digest(task_path), backend.name, tuple(cases), small, state, timed.key() if timed else None)

@@ -10,29 +10,74 @@ one process start-up for all its cases.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
-import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-from tritonlint.runtime_check.backends import Backend
+from tritonlint.runtime_check.backends import Backend, timing_lock
+from tritonlint.runtime_check.options import DEFAULTS
 from tritonlint.runtime_check.protocol import (CaseResult, ChildSpec, case_result, case_started, census_result, child_log,
-                                               child_marks, crash_report, failed_case, load_case_result, load_marks)
+                                               child_marks, crash_report, failed_case, failure, load_case_result, load_marks,
+                                               load_operators, load_timed_outputs, load_timing_result, operators_result,
+                                               timed_outputs, timing_go, timing_ready, timing_result)
 
 POLL_S = 0.02
+TIMED_POLL_S = 0.002  # while the parent's clock runs around a timed phase
+
+
+def _all_passed(results: dict[int, CaseResult], census: dict | None) -> bool:
+    return all(r.get("ok") for r in results.values())
+
+
+@dataclasses.dataclass
+class Timed:
+    """A timed phase in the same child, after its cases and census (child.py --time): the child
+    builds the call on case 1's inputs and says ready; the parent decides (`go`, given the results
+    and the census), takes the device's timing lock, says go, and runs its own clock until the
+    times appear (`wall_s`). Timing never runs beside another timing on the device."""
+
+    warmup: int = DEFAULTS.warmup
+    repeats: int = DEFAULTS.repeats
+    baseline: str = DEFAULTS.baseline
+    operators: bool = False
+    go: Callable[[dict[int, CaseResult], dict | None], bool] = _all_passed
+    # what came back, set by run_side: the times ({side: times}) or why there are none (a Failure);
+    # None when the parent did not say go
+    result: dict | None = None
+    outputs: object = None  # the candidate's output of its last timed call, or a Failure (load_timed_outputs)
+    wall_s: float | None = None  # the parent's clock from its go to the times
+
+    def side(self, name: str) -> dict:
+        """One side's times ("framework" or "implementation") with the parent's `wall_ms`, or why
+        there are none (a Failure)."""
+        if self.result is None:
+            return failure("NotTimed", "the child gave no timed phase")
+        if "error_type" in self.result:
+            return self.result
+        return {**self.result[name], "wall_ms": round(self.wall_s * 1e3, 3)}
+
+    def key(self) -> tuple:
+        """What a reference's timing depends on besides its inputs: the same for every submission of a run."""
+        return (self.warmup, self.repeats, self.operators, self.baseline)
+
+    def args(self) -> tuple[str, ...]:
+        return ("--time", f"{self.warmup},{self.repeats}", "--baseline", self.baseline) + (("--operators",) if self.operators else ())
 
 
 def run_side(backend: Backend, module: Path, cls: str, inputs: Path, cases: list[int], timeout: float, *,
              state: bool = False, env: dict[str, str] | None = None, census: dict | None = None,
-             make_inputs: str | None = None, phases: dict | None = None) -> dict[int, CaseResult]:
+             make_inputs: str | None = None, phases: dict | None = None, timed: Timed | None = None) -> dict[int, CaseResult]:
     """{case: result}; the results are loaded into memory and their files removed
     before this returns, so the next side's process never sees them. `census`, when given,
     receives the runtime census the child took after its cases (census.load's form).
     `make_inputs` (the reference's side only): the child first makes each case's input file
     in `inputs` with the task's generator of that name (child.make_case). `phases`, when given,
-    receives the children's own timelines (protocol.load_marks)."""
+    receives the children's own timelines (protocol.load_marks). `timed`: a timed phase after the
+    cases, on case 1 (Timed), in the child that ran case 1 and every case after it."""
     results: dict[int, CaseResult] = {}
     out = Path(tempfile.mkdtemp(prefix=f"tritonlint-{cls}-"))
     try:
@@ -42,9 +87,10 @@ def run_side(backend: Backend, module: Path, cls: str, inputs: Path, cases: list
                              ("--module", str(Path(module).resolve()), "--cls", cls, "--inputs", str(inputs), "--out", str(out),
                               "--cases", ",".join(map(str, pending)), "--device", backend.device)
                              + (("--state",) if state else ()) + (("--census",) if census is not None else ())
-                             + (("--make-inputs", make_inputs) if make_inputs else ()),
+                             + (("--make-inputs", make_inputs) if make_inputs else ())
+                             + (timed.args() if timed is not None else ()),
                              env or backend.child_env(), writable=(str(out),) + ((str(inputs),) if make_inputs else ()))
-            results.update(_one_child(spec, out, pending, timeout, phases))
+            results.update(_one_child(spec, out, pending, timeout, phases, timed, backend, census))
             pending = [i for i in pending if i not in results]
         if census is not None:
             from tritonlint.runtime_check.census import load
@@ -55,14 +101,18 @@ def run_side(backend: Backend, module: Path, cls: str, inputs: Path, cases: list
     return results
 
 
-def _one_child(spec: ChildSpec, out: Path, cases: list[int], timeout: float, phases: dict | None) -> dict[int, CaseResult]:
+def _one_child(spec: ChildSpec, out: Path, cases: list[int], timeout: float, phases: dict | None, timed: Timed | None,
+               backend: Backend, census: dict | None) -> dict[int, CaseResult]:
     """Run one child over `cases`, in order, until it has done them all or one case hangs
     or kills it; the results it left, with that case's Timeout or Crash, each with the
     isolation that held (`isolation`, set here: the child cannot forge it)."""
     results: dict[int, CaseResult] = {}
     log, asked = child_log(out, cases[0]), time.time()
+    timed = timed if timed is not None and cases[0] == 1 else None  # a restarted child has no case 1
     with spec.running(log) as proc:
-        _watch(proc, out, cases, timeout, log, results)
+        _watch(proc, out, cases, timeout, log, results, ready=timing_ready(out) if timed else None)
+        if timed is not None and len(results) == len(cases) and results[1].get("ok"):
+            _timed_phase(proc, out, timed, backend, timeout, results, census, log)
     if phases is not None:
         phases.update(load_marks(child_marks(out, cases[0]), asked))
     for r in results.values():
@@ -70,7 +120,56 @@ def _one_child(spec: ChildSpec, out: Path, cases: list[int], timeout: float, pha
     return results
 
 
-def _watch(proc, out: Path, cases: list[int], timeout: float, log: Path, results: dict[int, CaseResult]) -> None:
+def _timed_phase(proc, out: Path, timed: Timed, backend: Backend, timeout: float, results: dict[int, CaseResult],
+                 census: dict | None, log: Path) -> None:
+    """After the child's cases: go or not, then the timed phase under the parent's clock (Timed)."""
+    from tritonlint.runtime_check.census import load
+
+    found = load(census_result(out)) if census is not None else None
+    if not timed.go(results, found):
+        return  # the child is stopped, untimed
+    if os.path.lexists(timing_ready(out)):
+        with timing_lock(backend):
+            started = time.perf_counter()
+            timing_go(out).touch()
+            ended = _until(proc, timing_result(out, 1), timeout, TIMED_POLL_S)
+            timed.wall_s = time.perf_counter() - started
+    else:  # it ended before it was ready: its times say why, if it wrote them
+        ended = "exited"
+    if ended == "timeout" or _until(proc, None, timeout, POLL_S) == "timeout":
+        proc.stop()
+        timed.result = failure("Timeout", f"the timed phase gave no result within {timeout:g} s (process killed)")
+        return
+    timed.result = load_timing_result(timing_result(out, 1)) if os.path.lexists(timing_result(out, 1)) \
+        else failure("Crash", crash_report(proc.returncode, log))
+    if "error_type" in timed.result:
+        return
+    if "implementation" in timed.result:
+        timed.outputs = load_timed_outputs(timed_outputs(out, 1))
+    if timed.operators:
+        ops = load_operators(operators_result(out, 1))
+        if "error_type" in ops:
+            timed.result = ops
+        else:
+            for side in timed.result.values():
+                side["operators"] = ops
+
+
+def _until(proc, path: Path | None, timeout: float, poll: float) -> str:
+    """Wait for `path` to appear (None: for the child to end): "done", "exited" or "timeout"."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if path is not None and os.path.lexists(path):
+            return "done"
+        if proc.poll() is not None:
+            return "exited" if path is not None else "done"
+        if time.monotonic() > deadline:
+            return "timeout"
+        time.sleep(poll)
+
+
+def _watch(proc, out: Path, cases: list[int], timeout: float, log: Path, results: dict[int, CaseResult],
+           ready: Path | None = None) -> None:
     # One fixed deadline per case: `timeout` from the moment its start marker is first seen
     # (or, before any, from the moment the child started). A child that deletes and re-creates
     # its marker does not move it.
@@ -82,9 +181,7 @@ def _watch(proc, out: Path, cases: list[int], timeout: float, log: Path, results
                 results[idx] = load_case_result(case_result(out, idx))
         pending = [i for i in cases if i not in results]
         if not pending:  # the census, if asked for, comes after the last case: it gets a case's time
-            try:
-                proc.wait(timeout)
-            except subprocess.TimeoutExpired:
+            if _until(proc, ready, timeout, POLL_S) == "timeout":  # with a timed phase to come, until it is ready
                 proc.stop()
             return
         started = pending[0] if os.path.lexists(case_started(out, pending[0])) else None

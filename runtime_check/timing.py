@@ -1,19 +1,16 @@
-"""Timing child: `python -m tritonlint.runtime_check.timing ...`. Both sides are timed
-here, on the same inputs with the same cache flush. The event class and its
-elapsed_time are taken before any submission code is imported, so a submission that
-patches them changes nothing measured here."""
+"""The timer of a child's timed phase (child.py --time): each side is timed in its own
+child, after its cases, on case 1's inputs with the same cache flush, while the parent
+holds the device's timing lock and its own clock (runner.Timed). The event class and
+its elapsed_time are taken when the fork server imports this module, before any
+submission code exists, so a submission that patches them changes nothing measured
+here; a submission that rewrites the record is caught by the parent's clock
+(benchmark.wall_bound)."""
 
 from __future__ import annotations
 
-import argparse
-import json
 import statistics
-import sys
 
 import torch
-
-from tritonlint.runtime_check.options import BASELINES, DEFAULTS
-from tritonlint.runtime_check.protocol import CaseResult, failure
 
 _EVENT = getattr(torch, "Event", None)
 _ELAPSED = _EVENT.elapsed_time if _EVENT is not None else None
@@ -78,50 +75,41 @@ class BaselineCompileError(Exception):
     """torch.compile could not compile the reference: there is no baseline to time against."""
 
 
-def compiled_call(model, inputs, after):
+def compiled_call(model, inputs):
     """`--baseline compile`: a call of torch.compile(model) on `inputs`, compiled here by its
-    first call, which counts as the first untimed warmup call (its output goes to `after`)."""
+    first call, which counts as the first untimed warmup call."""
     compiled = torch.compile(model)
     try:
-        after(compiled(*inputs))
+        compiled(*inputs)
     except Exception as e:
         why = str(e)[:2000]  # cut here, so the cut a failure makes at its start keeps what failed
         raise BaselineCompileError(f"torch.compile of the reference failed: {type(e).__name__}: {why}") from None
     return lambda: compiled(*inputs)
 
 
-def _tensors(value) -> list:
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, (list, tuple)):
-        return [t for v in value for t in _tensors(v)]
-    return []
+def prepare(model, inputs: list, framework: bool, baseline: str, warmup: int):
+    """(call, warmup calls left) for timing one side: the reference (`framework`) as written or
+    compiled (`baseline`: the compile is the first warmup call); the candidate as written."""
+    if framework and baseline == "compile":
+        return compiled_call(model, inputs), max(warmup - 1, 0)
+    return (lambda: model(*inputs)), warmup
 
 
-def scrubber(inputs):
-    """Zero a call's outputs once it is timed, so the memory the allocator hands out next
-    (to the candidate, later in this process) holds no reference result. Outputs that share
-    storage with an input are left alone."""
-    keep = {t.untyped_storage().data_ptr() for t in _tensors(inputs)}
-
-    def scrub(out) -> None:
-        for t in _tensors(out):
-            if t.untyped_storage().data_ptr() not in keep:
-                t.detach().zero_()
-
-    return scrub
+def check_untimed(times: dict) -> None:
+    """UntimedWork when the candidate's device stayed busy after its end event (measure's probe)."""
+    wait, event = times["sync_wait_ms"] - times["idle_sync_wait_ms"], times["avg_latency_ms"]
+    if wait > UNTIMED_FRACTION * event + UNTIMED_FLOOR_MS:
+        raise UntimedWork(f"after the end event the device stayed busy {wait:.4f} ms (median, idle wait subtracted), against "
+                          f"{event:.4f} ms between the events: work on a stream the events do not see")
 
 
-def measure(fn, device: str, warmup: int, repeats: int, after=None) -> tuple[dict, object]:
-    """Median of `repeats` timed calls after `warmup`; also the last call's output.
-    `after(out)` runs on every output outside the timed region."""
+def measure(fn, device: str, warmup: int, repeats: int) -> tuple[dict, object]:
+    """Median of `repeats` timed calls after `warmup`; also the last call's output."""
     flush = torch.empty(FLUSH_BYTES if device != "cpu" else 1 << 20, dtype=torch.int8, device=device)
     timer = _timer(device)
     mod = getattr(torch, device, None)
     for _ in range(warmup):
-        out = fn()
-        if after:
-            after(out)
+        fn()
     if device != "cpu":
         mod.synchronize()
         mod.reset_peak_memory_stats()
@@ -130,15 +118,11 @@ def measure(fn, device: str, warmup: int, repeats: int, after=None) -> tuple[dic
         flush.zero_()
         ms, out, _ = timer(fn)
         times.append(ms)
-        if after:
-            after(out)
     waits = []
     for _ in range(PROBE_CALLS if device != "cpu" else 0):  # after the timed calls, so they stay as they were
         flush.zero_()
-        _, probe_out, wait = timer(fn, probe=True)
+        _, _, wait = timer(fn, probe=True)
         waits.append(wait)
-        if after:
-            after(probe_out)
     q = statistics.quantiles(times, n=10) if len(times) >= 2 else [times[0]] * 9
     peak = mod.max_memory_allocated() / 2**20 if device != "cpu" else 0.0
     return {"avg_latency_ms": statistics.median(times), "min_ms": min(times), "p20_ms": q[1], "p80_ms": q[7],
@@ -172,59 +156,3 @@ def operators(fn, device: str, calls: int = 5, top: int = 20) -> dict[str, float
         if us > 0:
             per_op[evt.key] = round(us / 1e3 / calls, 6)
     return dict(sorted(per_op.items(), key=lambda kv: -kv[1])[:top])
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--task", required=True)
-    ap.add_argument("--impl", required=True)
-    ap.add_argument("--inputs", required=True)
-    ap.add_argument("--device", required=True)
-    ap.add_argument("--warmup", type=int, default=DEFAULTS.warmup)
-    ap.add_argument("--repeats", type=int, default=DEFAULTS.repeats)
-    ap.add_argument("--skip_framework", action="store_true")
-    ap.add_argument("--baseline", choices=BASELINES, default=DEFAULTS.baseline, help="time the reference as written or compiled")
-    ap.add_argument("--operators", action="store_true", help="add the torch profiler's per-operator breakdown")
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--outputs", help="save the candidate's output of the last timed call here")
-    args = ap.parse_args(argv)
-    from tritonlint.runtime_check.child import _portable
-    from tritonlint.runtime_check.tasks import load_module
-
-    payload = torch.load(args.inputs, weights_only=True)
-    inputs = [v.to(args.device) if isinstance(v, torch.Tensor) else v for v in payload["inputs"]]
-    result: dict = {}
-    try:
-        with torch.no_grad():
-            sides = [] if args.skip_framework else [("framework", args.task, "Model")]
-            for side, path, cls in sides + [("implementation", args.impl, "ModelNew")]:
-                torch.manual_seed(payload.get("seed", 0))
-                model = getattr(load_module(path), cls)(*payload["init"])
-                model = model.to(args.device) if isinstance(model, torch.nn.Module) else model
-                framework = side == "framework"
-                after = scrubber(inputs) if framework else None  # scrubs the profiled calls' leftovers too
-                call, warmup = (lambda m=model: m(*inputs)), args.warmup
-                if framework and args.baseline == "compile":
-                    call, warmup = compiled_call(model, inputs, after), max(args.warmup - 1, 0)
-                ops = operators(call, args.device) if args.operators and framework else None
-                result[side], last = measure(call, args.device, warmup, args.repeats, after=after)
-                if not framework:
-                    wait, event = result[side]["sync_wait_ms"], result[side]["avg_latency_ms"]
-                    wait -= result[side]["idle_sync_wait_ms"]
-                    if wait > UNTIMED_FRACTION * event + UNTIMED_FLOOR_MS:
-                        raise UntimedWork(f"after the end event the device stayed busy {wait:.4f} ms (median, idle wait subtracted), against "
-                                          f"{event:.4f} ms between the events: work on a stream the events do not see")
-                    if args.outputs:
-                        torch.save(CaseResult(ok=True, outputs=_portable(last)), args.outputs)
-                    ops = operators(call, args.device) if args.operators else None
-                if ops is not None:
-                    result[side]["operators"] = ops
-    except BaseException as e:
-        result = failure(type(e).__name__, str(e))
-    with open(args.out, "w") as f:
-        json.dump(result, f)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -15,6 +15,7 @@ exist in the candidate's process. Exit 0 when every case passed, 1 otherwise
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import os
 import platform
@@ -35,7 +36,7 @@ from tritonlint.runtime_check.compare import (CONTRACT_CHECKS, all_integer, comp
 from tritonlint.runtime_check.options import BACKENDS, DEFAULTS, POLICIES
 from tritonlint.runtime_check.protocol import UNCHANGED, strict_json, Failure, failure
 from tritonlint.runtime_check.reference import References, reference_key, run_reference
-from tritonlint.runtime_check.runner import run_side
+from tritonlint.runtime_check.runner import Timed, run_side
 from tritonlint.runtime_check.tasks import IMPL, load_module
 
 def describe(values) -> list[dict]:
@@ -97,12 +98,14 @@ def driver_version(backend: str) -> str | None:
 def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = DEFAULTS.seeds, timeout: float = DEFAULTS.timeout,
            policy: str = DEFAULTS.policy, small: bool | None = None, op_name: str | None = None,
            probe_state: bool = False, cache_dir: str | None = None, keep: dict | None = None,
-           references: References | None = None) -> dict:
-    """`keep`, when given, receives the reference's outputs for case 1 (the inputs the
-    benchmark times), so the benchmark can check the candidate's timed calls without
-    running the reference again, and the reference run itself (`keep["reference"]`).
-    `references`: the reference runs of this gate run, reused by every submission of the
-    same task (reference.py); without it the reference runs afresh."""
+           references: References | None = None, timed: Timed | None = None) -> dict:
+    """`keep`, when given, receives the reference's outputs for case 1 (the inputs a timed phase
+    times), the inputs learned to be in-place outputs, and the reference run itself
+    (`keep["reference"]`). `references`: the reference runs of this gate run, reused by every
+    submission of the same task (reference.py); without it the reference runs afresh.
+    `timed` (its options): each side's child times its model on case 1 after its cases, the
+    candidate's only when every case passed and the census accepts it; the candidate's timed
+    phase comes back in `keep["timed"]`, the reference's in `keep["reference"].framework`."""
     task = load_module(task_path)
     if small is None:
         small = backend.name == "cpu" and hasattr(task, "get_small_inputs")
@@ -112,32 +115,92 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
     clock = Phases()
     warm = _start_device(backend)  # the parent compares on the device: its start overlaps the children
     env = backend.child_env(cache_dir)
-    key = reference_key(task_path, backend, cases, small, probe_state)
+    key = reference_key(task_path, backend, cases, small, probe_state, timed)
     run = references.get(key) if references is not None else None
     reused = run is not None
     if run is None:
-        run = run_reference(task_path, backend, cases, timeout, small=small, state=probe_state, env=env)
+        run = run_reference(task_path, backend, cases, timeout, small=small, state=probe_state, env=env,
+                            timed=dataclasses.replace(timed) if timed is not None else None)
         if references is not None:
             references.put(key, run)
-    clock.lap("reference")  # its child's start, the inputs on the device, the reference's calls (0 when reused)
+    clock.lap("reference")  # its child's start, the inputs on the device, the reference's calls and timing (0 when reused)
+    refs, inputs = run.results, run.inputs
+    descs = {idx: describe(inputs[idx]) for idx in cases}
+    for idx in cases:
+        if declared is not None and refs[idx].get("ok") and not all(
+                0 <= i < len(inputs[idx]) and isinstance(inputs[idx][i], torch.Tensor) for i in declared):
+            run.cleanup()
+            raise ValueError(f"INPLACE_OUTPUTS {declared} must name tensor inputs (get_inputs gives {len(inputs[idx])})")
+    judged: dict = {}
+
+    def judge_cases(cands: dict, found: dict | None) -> bool:
+        """The parent's verdict on the candidate's cases (and census); True: time it."""
+        warm.join()
+        judged.update(_compare_cases(backend, cases, refs, cands, inputs, declared, policy, probe_state, descs))
+        judged["census"] = judge(found) if found else None
+        return census_refusal({"failures": judged["failures"], "total_cases": len(cases), "census": judged["census"]}) is None
+
+    found, timeline = {}, {}
+    mine = dataclasses.replace(timed, go=judge_cases) if timed is not None and backend.times else None
     try:
-        refs, inputs = run.results, run.inputs
-        descs = {idx: describe(inputs[idx]) for idx in cases}
-        for idx in cases:
-            if declared is not None and refs[idx].get("ok") and not all(
-                    0 <= i < len(inputs[idx]) and isinstance(inputs[idx][i], torch.Tensor) for i in declared):
-                raise ValueError(f"INPLACE_OUTPUTS {declared} must name tensor inputs (get_inputs gives {len(inputs[idx])})")
-        found, timeline = {}, {}
         ready = [i for i in cases if refs[i].get("ok")]  # a case the reference failed is the reference's error
         cands = run_side(backend, impl_path, "ModelNew", run.folder, ready, timeout, state=probe_state, env=env,
-                         census=found, phases=timeline) if ready else {}
+                         census=found, phases=timeline, timed=mine) if ready else {}
         run.exposed = run.exposed or any("read-only" not in str(c.get("isolation")) for c in cands.values())
-        clock.lap("candidate")  # its child's start, compile, the verify cases and the census
+        clock.lap("candidate")  # its child's start, compile, the verify cases, the census and its timed phase
     finally:
         if references is None:
             run.cleanup()
+    if not judged:  # judged already when the child that ran every case reached its timed phase
+        judge_cases(cands, found)
+    if keep is not None and refs.get(1, {}).get("ok"):
+        keep["outputs"] = refs[1]["outputs"]
+        keep["inputs"] = inputs[1]  # the timed phase's inputs: case 1's, whose seed the candidate never saw
+        keep["inplace_outputs"] = judged["learned"]
+        keep["reference"] = run
+        keep["timed"] = mine
+    clock.lap("compare")
+    if mine is not None and mine.wall_s is not None:
+        clock.laps["timing"] = round(mine.wall_s, 3)  # the candidate's timed phase, on the parent's clock (within `candidate`)
+    env_json = environment(backend)
+    if cache_dir:
+        env_json["triton_cache_dir"] = str(cache_dir)
+    failures = judged["failures"]
+    return {
+        "op_name": op_name or impl_path.stem,
+        "total_cases": len(cases),
+        "passed_cases": len(cases) - len(failures),
+        "failed_cases": len(failures),
+        "failures": failures,
+        "policy": policy,
+        "max_abs_diff": judged["diffs"].get("max_abs_diff"),
+        "max_rel_diff": judged["diffs"].get("max_rel_diff"),
+        "input_desc": descs.get(1),
+        "reference_outputs": _output_desc(refs),
+        # Inputs that are outputs too (compared after the call, not required intact): the task's
+        # INPLACE_OUTPUTS, or the inputs the reference changed. Repeated calls on these inputs move
+        # the state on, so a timed call has no single-call answer to check.
+        "inplace_outputs": judged["learned"],
+        "input_seeds": {str(i): run.seeds[i] for i in cases},  # for reproducing a run; written after every child is gone
+        "inplace_source": "declared" if declared is not None else "learned",
+        "notes": judged["notes"],
+        # what the candidate's forward ran (census.py), judged by lint's glue list: type 3 or 2 fails the file
+        "census": judge(found) if found else None,
+        "environment": env_json,
+        "phases_s": clock.laps,  # wall time the parent saw per phase
+        # inside each child, by its own account (protocol.load_marks): start (the fork and the sandbox), device,
+        # load (the module), inputsN (made on the device), caseN (the first compiles), census, timing
+        "child_phases_s": {"reference": {} if reused else run.phases, "candidate": timeline},
+        "reference_reused": reused,  # its inputs and outputs came from an earlier submission of this run
+        "isolation": next((c.get("isolation") for c in cands.values() if c.get("isolation")), None),  # protocol.ChildSpec
+    }
+
+
+def _compare_cases(backend: Backend, cases: list[int], refs: dict, cands: dict, inputs: dict, declared: list | None,
+                   policy: str, probe_state: bool, descs: dict) -> dict:
+    """Each case's candidate result against the reference's, on the device: {failures, diffs,
+    notes, learned (the in-place outputs)}."""
     failures, diffs, notes, learned = [], {}, [], set()
-    warm.join()
     for idx in cases:
         # `inputs[idx]` is the parent's own copy, loaded from the file the reference's child made
         # before any candidate's child started: no candidate ever had it.
@@ -148,50 +211,14 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
         learned.update(inplace)
         if not ref.get("ok"):
             why = failure("ReferenceError", f"the reference failed: {ref['error_type']}: {ref['error_msg']}")
-        elif not cand.get("ok"):
-            why = failure(cand["error_type"], cand["error_msg"])
+        elif not (cand or {}).get("ok"):
+            why = failure(cand["error_type"], cand["error_msg"]) if cand else failure("NotRun", "the candidate's child ran no such case")
         else:
             why = _check(pristine, ref, cand, inplace, policy, diffs) or (_probe(ref, cand) if probe_state else None)
             notes += [{"case_idx": idx, "note": n} for n in layout_notes(cand["outputs"], cand.get("outputs_meta"))]
         if why is not None:
             failures.append({"case_idx": idx, "input_desc": descs[idx], **why})
-    if keep is not None and refs.get(1, {}).get("ok"):
-        keep["outputs"] = refs[1]["outputs"]
-        keep["inputs"] = inputs[1]  # the benchmark times case 1's inputs, whose seed the candidate never saw
-        keep["inplace_outputs"] = sorted(learned)
-        keep["reference"] = run
-    clock.lap("compare")
-    env_json = environment(backend)
-    if cache_dir:
-        env_json["triton_cache_dir"] = str(cache_dir)
-    return {
-        "op_name": op_name or impl_path.stem,
-        "total_cases": len(cases),
-        "passed_cases": len(cases) - len(failures),
-        "failed_cases": len(failures),
-        "failures": failures,
-        "policy": policy,
-        "max_abs_diff": diffs.get("max_abs_diff"),
-        "max_rel_diff": diffs.get("max_rel_diff"),
-        "input_desc": descs.get(1),
-        "reference_outputs": _output_desc(refs),
-        # Inputs that are outputs too (compared after the call, not required intact): the task's
-        # INPLACE_OUTPUTS, or the inputs the reference changed. Repeated calls on these inputs move
-        # the state on, so a timed call has no single-call answer to check.
-        "inplace_outputs": sorted(learned),
-        "input_seeds": {str(i): run.seeds[i] for i in cases},  # for reproducing a run; written after every child is gone
-        "inplace_source": "declared" if declared is not None else "learned",
-        "notes": notes,
-        # what the candidate's forward ran (census.py), judged by lint's glue list: type 3 or 2 fails the file
-        "census": judge(found) if found else None,
-        "environment": env_json,
-        "phases_s": clock.laps,  # wall time the parent saw per phase
-        # inside each child, by its own account (protocol.load_marks): start (the fork and the sandbox), device,
-        # load (the module), inputsN (made on the device), caseN (the first compiles), census
-        "child_phases_s": {"reference": {} if reused else run.phases, "candidate": timeline},
-        "reference_reused": reused,  # its inputs and outputs came from an earlier submission of this run
-        "isolation": next((c.get("isolation") for c in cands.values() if c.get("isolation")), None),  # protocol.ChildSpec
-    }
+    return {"failures": failures, "diffs": diffs, "notes": notes, "learned": sorted(learned)}
 
 
 def _start_device(backend: Backend) -> threading.Thread:
