@@ -25,7 +25,7 @@ import traceback
 from pathlib import Path
 
 from tritonlint.runtime_check.protocol import (UNCHANGED, CaseInput, CaseResult, case_input, case_result, case_seeds, case_started,
-                                               census_result, child_marks, failed_case, failure, operators_result,
+                                               census_result, child_marks, failed_case, failure, operators_result, save,
                                                timed_outputs, timing_go, timing_ready, timing_result)
 # The timer, bound here, before any submission is imported (the fork server imports this module):
 # a submission that replaces the timing module's functions does not replace these.
@@ -74,10 +74,10 @@ def run_case(module, cls: str, payload: dict, device: str, state: bool) -> CaseR
         return _failed(e)
 
 
-def make_case(module, make: str, seed: int, device: str) -> CaseInput:
+def make_case(module, make: str, seed: int, device: str) -> tuple[CaseInput, list]:
     """The reference task's inputs for one case, drawn from `seed` on the device (where a
-    task's generator cannot run there, on the CPU), as CPU tensors: the case file the
-    parent and the candidate read. Written before the reference runs on them."""
+    task's generator cannot run there, on the CPU): as CPU tensors, the case file the parent
+    and the candidate read, and as made, for the reference's own call on them."""
     import torch
 
     from tritonlint.runtime_check.protocol import MODEL_SEED
@@ -85,12 +85,12 @@ def make_case(module, make: str, seed: int, device: str) -> CaseInput:
     torch.manual_seed(seed)
     try:
         with torch.device(device):
-            values = getattr(module, make)()
+            made = list(getattr(module, make)())
     except Exception:
         torch.manual_seed(seed)
-        values = getattr(module, make)()
-    values = [v.detach().cpu() if isinstance(v, torch.Tensor) else v for v in values]
-    return CaseInput(init=list(module.get_init_inputs()), inputs=values, seed=MODEL_SEED)
+        made = list(getattr(module, make)())
+    values = [v.detach().cpu() if isinstance(v, torch.Tensor) else v for v in made]
+    return CaseInput(init=list(module.get_init_inputs()), inputs=values, seed=MODEL_SEED), made
 
 
 def take_census(module, cls: str, payload: dict, device: str) -> dict:
@@ -148,22 +148,24 @@ def main(argv: list[str] | None = None) -> int:
             except BaseException as e:  # an import error fails every case, each with its message
                 load_error = _failed(e)
             mark("load")
-        result = load_error
+        result, made = load_error, None
         if args.make_inputs and result is None:
             try:
-                case = make_case(module, args.make_inputs, seeds[str(idx)], args.device)
-                _publish(case_input(inputs, idx), lambda path: torch.save(case, path))
+                payload, made = make_case(module, args.make_inputs, seeds[str(idx)], args.device)
+                _publish(case_input(inputs, idx), lambda path: save(payload, path))
             except BaseException as e:
                 result = _failed(e)
             mark(f"inputs{idx}")
         if result is None:
-            payload = torch.load(case_input(inputs, idx), weights_only=True)
-            result = run_case(module, args.cls, payload, args.device, args.state)
+            if made is None:  # mapped, not read: the case file is read-only to this child
+                payload = torch.load(case_input(inputs, idx), weights_only=True, mmap=True)
+            result = run_case(module, args.cls, payload if made is None else {**payload, "inputs": made}, args.device,
+                              args.state)
         if verified is None and result.get("ok"):
             verified = payload
         if idx == TIMED_CASE and result.get("ok"):
             timed = payload
-        _publish(case_result(out, idx), lambda path: torch.save(result, path))
+        _publish(case_result(out, idx), lambda path: save(result, path))
         mark(f"case{idx}")  # the first case's includes compiling the kernels
     if args.census and verified is not None:
         from tritonlint.runtime_check import census
@@ -206,7 +208,7 @@ def time_case(module, cls: str, payload: dict, device: str, out: Path, warmup: i
     if "error_type" in result:
         return
     if side == "implementation":
-        _publish(timed_outputs(out, TIMED_CASE), lambda path: torch.save(CaseResult(ok=True, outputs=_portable(last)), path))
+        _publish(timed_outputs(out, TIMED_CASE), lambda path: save(CaseResult(ok=True, outputs=_portable(last)), path))
     if with_operators:
         with torch.no_grad():
             ops = operators(call, device)

@@ -305,6 +305,8 @@ def _exact(ref: torch.Tensor, out: torch.Tensor) -> Verdict:
 
 def same_bits(before, after) -> bool:
     """Bit-identical: dtype, shape and every byte (torch.equal calls NaN unequal to itself)."""
+    if before is after:  # the parent's own copy, standing for an input a child reported unchanged
+        return True
     if not (isinstance(after, torch.Tensor) and type(after) is torch.Tensor and after.layout == torch.strided
             and after.device.type != "meta" and after.dtype == before.dtype and after.shape == before.shape):
         return False

@@ -2,11 +2,13 @@
 what a case result is, how a child is started and stopped, and how a dead child is
 reported.
 
-The parent writes each case's inputs to `caseN.pt`. A runner child (`child.py`)
-touches `N.start` before it runs case N and writes `N.pt` when it is done; the
-timing child (`timing.py`) writes its times to `timingN.json` and the output of its
-last timed call to `lastN.pt`. Every child's stdout and stderr go to a log file,
-whose end is the crash report when the child dies. Imports no torch.
+The reference's child writes each case's inputs to `caseN.pt`. A child (`child.py`)
+touches `N.start` before it runs case N and writes `N.pt` when it is done; with a
+timed phase (`--time`) it then touches `ready`, waits for the parent's `go`, and
+writes its times to `timing1.json`, the output of its last timed call to `last1.pt`
+and, if asked, `operators1.json`; `marksN.json` is its own timeline. Every child's
+stdout and stderr go to a log file, whose end is the crash report when the child
+dies. Imports no torch.
 
 Every child runs sandboxed (ChildSpec, sandbox.py), and everything a child leaves is
 data from the submission: result files are read as bounded regular files without
@@ -88,6 +90,19 @@ def failure(kind: str, message: str) -> Failure:
 
 def failed_case(kind: str, message: str) -> CaseResult:
     return {"ok": False, **failure(kind, message)}
+
+
+def save(value, path: Path) -> None:
+    """torch.save, without the archive's CRC32s where torch allows (about half the time of a large
+    save): every file is read back by a validating loader, and a CRC guards against no sender."""
+    import torch
+
+    try:
+        from torch.utils.serialization import config
+        config.save.compute_crc32 = False
+    except (ImportError, AttributeError):
+        pass
+    torch.save(value, path)
 
 
 def case_input(folder: Path, idx: int) -> Path:
@@ -338,7 +353,7 @@ _SIDE_NUMBERS = ("avg_latency_ms", "min_ms", "p20_ms", "p80_ms", "mean_ms", "pea
 
 
 def load_timing_result(path: Path) -> dict:
-    """The timing child's result ({"framework"?, "implementation"} or a failure), validated:
+    """A timed phase's result ({"framework"} or {"implementation"}, or a failure), validated:
     anything else is a CorruptResult failure. Never raises, never blocks."""
     data = read_untrusted(path, TIMING_RESULT_BYTES)
     if isinstance(data, dict):

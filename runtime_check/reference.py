@@ -24,7 +24,8 @@ from pathlib import Path
 import torch
 
 from tritonlint.runtime_check.backends import Backend
-from tritonlint.runtime_check.protocol import CaseInput, CaseResult, MODEL_SEED, case_input, case_seeds, input_seed
+from tritonlint.runtime_check.protocol import (CaseInput, CaseResult, MODEL_SEED, case_input, case_seeds, input_seed,
+                                               save)
 from tritonlint.runtime_check.runner import Timed, run_side
 
 
@@ -46,7 +47,7 @@ class ReferenceRun:
         for idx, values in self.inputs.items():
             path = case_input(self.folder, idx)
             path.unlink(missing_ok=True)
-            torch.save(CaseInput(init=self.init, inputs=values, seed=MODEL_SEED), path)
+            save(CaseInput(init=self.init, inputs=values, seed=MODEL_SEED), path)
         self.exposed = False
 
     def cleanup(self) -> None:

@@ -21,7 +21,8 @@ from pathlib import Path
 from tritonlint.runtime_check.backends import Backend, timing_lock
 from tritonlint.runtime_check.options import DEFAULTS
 from tritonlint.runtime_check.protocol import (CaseResult, ChildSpec, case_result, case_started, census_result, child_log,
-                                               child_marks, crash_report, failed_case, failure, load_case_result, load_marks,
+                                               child_marks, crash_report, failed_case, failure,
+                                               load_case_result, load_marks,
                                                load_operators, load_timed_outputs, load_timing_result, operators_result,
                                                timed_outputs, timing_go, timing_ready, timing_result)
 

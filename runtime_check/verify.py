@@ -203,8 +203,9 @@ def _compare_cases(backend: Backend, cases: list[int], refs: dict, cands: dict, 
     failures, diffs, notes, learned = [], {}, [], set()
     for idx in cases:
         # `inputs[idx]` is the parent's own copy, loaded from the file the reference's child made
-        # before any candidate's child started: no candidate ever had it.
-        pristine = on_device(backend.device, inputs[idx])
+        # before any candidate's child started: no candidate ever had it. It stays on the host: an
+        # input a child reports unchanged is this very copy, and only what changed is compared.
+        pristine = inputs[idx]
         ref = unchanged_inputs(on_device(backend.device, refs[idx]), pristine)
         cand = unchanged_inputs(on_device(backend.device, cands.get(idx)), pristine)
         inplace = declared if declared is not None else (inplace_learned(pristine, ref) if ref.get("ok") else [])
@@ -214,7 +215,7 @@ def _compare_cases(backend: Backend, cases: list[int], refs: dict, cands: dict, 
         elif not (cand or {}).get("ok"):
             why = failure(cand["error_type"], cand["error_msg"]) if cand else failure("NotRun", "the candidate's child ran no such case")
         else:
-            why = _check(pristine, ref, cand, inplace, policy, diffs) or (_probe(ref, cand) if probe_state else None)
+            why = _check(pristine, ref, cand, inplace, policy, diffs, backend.device) or (_probe(ref, cand) if probe_state else None)
             notes += [{"case_idx": idx, "note": n} for n in layout_notes(cand["outputs"], cand.get("outputs_meta"))]
         if why is not None:
             failures.append({"case_idx": idx, "input_desc": descs[idx], **why})
@@ -286,7 +287,7 @@ def _probe(ref: dict, cand: dict) -> Failure | None:
     return None
 
 
-def _check(inputs, ref: dict, cand: dict, inplace: list[int], policy: str, diffs: dict) -> dict | None:
+def _check(inputs, ref: dict, cand: dict, inplace: list[int], policy: str, diffs: dict, device: str) -> dict | None:
     """Inputs first (against the parent's pristine copy), then the output contract, then values."""
     after = cand.get("inputs_after")
     after = after if isinstance(after, list) else []  # a child that reports no inputs changed them all, as far as we know
@@ -303,8 +304,8 @@ def _check(inputs, ref: dict, cand: dict, inplace: list[int], policy: str, diffs
     n_out = len(flatten_outputs(ref["outputs"]))
     labels = [f"output {k}" for k in range(n_out)] + [f"in-place output (input {i})" for i in inplace]
     verdicts = compare_outputs(ref["outputs"], cand["outputs"], policy, integer_inputs)
-    verdicts += [compare_tensor(ref["inputs_after"][i], after[i] if i < len(after) else None, policy, integer_inputs)
-                 for i in inplace]
+    verdicts += [compare_tensor(on_device(device, ref["inputs_after"][i]), on_device(device, after[i] if i < len(after) else None),
+                                policy, integer_inputs) for i in inplace]
     for v in verdicts:  # seed 001's two error figures, the worst over outputs and cases
         for key in ("max_abs_diff", "max_rel_diff"):
             if isinstance(v.stats.get(key), (int, float)):

@@ -6,6 +6,7 @@ the protocol is the same); the GPU run of the same tests is in the device notes.
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 
 import pytest
 
@@ -14,23 +15,30 @@ from tritonlint.runtime_check.backends import Backend
 from tritonlint.runtime_check.options import DEFAULTS
 
 GELU = ROOT / "cases" / "t1" / "gelu"
-TIMING_CPU = Backend("cpu", True)  # the interpreter, timed: the protocol without a device
+# The interpreter, timed: the protocol without a device; and the GPU where there is one.
+BACKENDS = [Backend("cpu", True)] + ([Backend("cuda", True)] if importlib.util.find_spec("torch")
+                                     and __import__("torch").cuda.is_available() else [])
 
 
-def gate(impl, refs=None, **opts):
+@pytest.fixture(params=BACKENDS, ids=lambda b: b.name)
+def backend(request):
+    return request.param
+
+
+def gate(backend, impl, refs=None, **opts):
     from tritonlint.runtime_check.gate import run_gate
 
     opts = dataclasses.replace(DEFAULTS, **{"seeds": 2, "warmup": 1, "repeats": 3, "timeout": 120, **opts})
-    return run_gate(str(impl), True, False, TIMING_CPU, opts, refs)
+    return run_gate(str(impl), True, False, backend, opts, refs)
 
 
 @requires_triton
-def test_each_side_is_timed_in_its_own_child_and_the_reference_once_per_run():
+def test_each_side_is_timed_in_its_own_child_and_the_reference_once_per_run(backend):
     from tritonlint.runtime_check.reference import References
 
     refs = References()
     try:
-        first, second = gate(GELU / "gelu_triton_ascend_impl.py", refs), gate(GELU / "gelu_triton_ascend_impl.py", refs)
+        first, second = (gate(backend, GELU / "gelu_triton_ascend_impl.py", refs) for _ in range(2))
     finally:
         refs.close()
     for r in (first, second):
@@ -47,24 +55,24 @@ def test_each_side_is_timed_in_its_own_child_and_the_reference_once_per_run():
 
 
 @requires_triton
-def test_a_census_refusal_is_never_timed():
-    r = gate(FIXTURES / "census" / "gelu_hidden_torch.py")
+def test_a_census_refusal_is_never_timed(backend):
+    r = gate(backend, FIXTURES / "census" / "gelu_hidden_torch.py")
     assert r["verdict"] == "degraded" and r["benchmark"] is None
     assert "timing" not in r["verify"]["child_phases_s"]["candidate"] and "timing" not in r["verify"]["phases_s"]
 
 
 @requires_triton
-def test_a_rewritten_timing_record_is_refused_by_the_parent_s_clock():
+def test_a_rewritten_timing_record_is_refused_by_the_parent_s_clock(backend):
     """It claims 1/1000 of the 20 ms each call spends: the parent waited far longer than that."""
-    r = gate(FIXTURES / "hostile" / "gelu_forges_timing.py", repeats=20)
+    r = gate(backend, FIXTURES / "hostile" / "gelu_forges_timing.py", repeats=20)
     row = r["benchmark"]["per_shape_results"][0]
     assert (row["status"], row["error_type"]) == ("fail", "TimingRefused"), row
     assert "parent's clock" in row["error_msg"] and r["verdict"] == "untimed_work"
 
 
 @requires_triton
-def test_a_kernel_that_sees_it_is_timed_fails_its_last_timed_call():
-    r = gate(FIXTURES / "hostile" / "gelu_timing_aware.py")
+def test_a_kernel_that_sees_it_is_timed_fails_its_last_timed_call(backend):
+    r = gate(backend, FIXTURES / "hostile" / "gelu_timing_aware.py")
     row = r["benchmark"]["per_shape_results"][0]
     assert (row["status"], row["error_type"]) == ("fail", "TimedOutputMismatch") and r["verdict"] == "incorrect"
 
