@@ -83,6 +83,21 @@ def _worker(conn, backend: str, device: int | None, fn) -> None:
         conn.send(fn(job))
 
 
+def _next(todo: list[Job], slot: dict, slots: list[dict]) -> Job:
+    """The job a free worker takes: of the lowest pending repeat (repeats run as whole passes),
+    one of the task it ran last (its reference run, inputs, outputs and timing, is in hand), else
+    one of a task no other worker holds, else the first: a task's reference runs on one worker,
+    not on every worker, wherever the jobs allow."""
+    first = [i for i, j in enumerate(todo) if j.get("repeat") == todo[0].get("repeat")]
+    held = {s.get("task") for s in slots if s is not slot}
+    for pick in (lambda j: slot.get("task") is not None and j.get("reference") == slot.get("task"),
+                 lambda j: j.get("reference") not in held):
+        for i in first:
+            if pick(todo[i]):
+                return todo.pop(i)
+    return todo.pop(0)
+
+
 class LocalPool:
     """N worker processes, worker i bound to device i (round-robin when N > devices).
 
@@ -109,7 +124,8 @@ class LocalPool:
             while todo or any(s["job"] is not None for s in self.slots):
                 for slot in self.slots:
                     if slot["job"] is None and todo:
-                        slot.update(job=todo.pop(0), since=time.monotonic())
+                        slot.update(job=_next(todo, slot, self.slots), since=time.monotonic())
+                        slot["task"] = slot["job"].get("reference")
                         slot["conn"].send(slot["job"])
                 busy = [s for s in self.slots if s["job"] is not None]
                 ready = wait([s["conn"] for s in busy] + [s["proc"].sentinel for s in busy], timeout=0.5)

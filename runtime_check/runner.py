@@ -129,20 +129,24 @@ def _timed_phase(proc, out: Path, timed: Timed, backend: Backend, timeout: float
     found = load(census_result(out)) if census is not None else None
     if not timed.go(results, found):
         return  # the child is stopped, untimed
-    if os.path.lexists(timing_ready(out)):
+    early = os.path.lexists(timing_result(out, 1))  # before the go: only a failure may be there already
+    if not early and os.path.lexists(timing_ready(out)):
         with timing_lock(backend):
             started = time.perf_counter()
             timing_go(out).touch()
             ended = _until(proc, timing_result(out, 1), timeout, TIMED_POLL_S)
             timed.wall_s = time.perf_counter() - started
-    else:  # it ended before it was ready: its times say why, if it wrote them
+    else:  # it wrote its times before it was told to (a failure before it was ready, or a forgery), or it died
         ended = "exited"
+        proc.stop()
     if ended == "timeout" or _until(proc, None, timeout, POLL_S) == "timeout":
         proc.stop()
         timed.result = failure("Timeout", f"the timed phase gave no result within {timeout:g} s (process killed)")
         return
     timed.result = load_timing_result(timing_result(out, 1)) if os.path.lexists(timing_result(out, 1)) \
         else failure("Crash", crash_report(proc.returncode, log))
+    if early and "error_type" not in timed.result:
+        timed.result = failure("TimingRefused", "the child wrote times before the parent said go")
     if "error_type" in timed.result:
         return
     if "implementation" in timed.result:

@@ -9,4 +9,6 @@ def job(j: dict) -> dict:
         os._exit(7)
     if j["do"] == "hang":
         time.sleep(600)
+    if j["do"] == "nap":
+        time.sleep(0.2)
     return {"pid": os.getpid(), "n": j["n"], "visible": os.environ.get("CUDA_VISIBLE_DEVICES")}

@@ -185,6 +185,18 @@ def test_worker_pool_survives_dead_and_hung_workers():
     assert len({r["pid"] for r in ok}) >= 2
 
 
+def test_a_task_s_jobs_stay_on_one_worker_and_repeats_stay_in_passes():
+    """Each worker keeps its task's reference run: two tasks on two workers run on one worker each,
+    and the second pass starts after the first."""
+    order, results = [], {}
+    jobs = [{"n": 10 * r + i, "do": "nap", "reference": f"task{i % 2}.py", "repeat": r} for r in range(2) for i in range(6)]
+    LocalPool("cuda", workers=2, devices=2, job_timeout=30, fn=job).run(
+        jobs, lambda j, res: (order.append(j["n"]), results.__setitem__(j["n"], res)))
+    pids = {t: {results[j["n"]]["pid"] for j in jobs if j["reference"] == f"task{t}.py"} for t in (0, 1)}
+    assert len(pids[0]) == len(pids[1]) == 1 and pids[0] != pids[1], pids
+    assert max(order.index(n) for n in range(6)) < min(order.index(n) for n in range(10, 16)), order
+
+
 def test_statistics_against_known_values():
     assert t_quantile(0.975, 10) == pytest.approx(2.228138852, rel=1e-8)
     assert t_quantile(0.975, 1) == pytest.approx(12.70620474, rel=1e-8)

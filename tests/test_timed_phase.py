@@ -84,3 +84,35 @@ def test_the_wall_bound():
     assert wall_bound(honest, 5, 50) is None
     assert wall_bound({**honest, "avg_latency_ms": 0.001, "wall_ms": 2000.0}, 5, 50)["error_type"] == "TimingRefused"
     assert "claims 50.0 ms" in wall_bound({**honest, "wall_ms": 10.0}, 5, 50)["error_msg"]  # more than it waited
+
+
+TIMED = "os.path.exists(os.path.join(sys.argv[sys.argv.index('--out') + 1], 'ready'))"  # its timed phase has begun
+
+
+def hostile(tmp_path, name: str, when_timed: str, at_import: str = "") -> str:
+    """The case's GELU, doing `when_timed` once its timed phase has begun (or `at_import`)."""
+    src = (GELU / "gelu_triton_ascend_impl.py").read_text()
+    src = src.replace("import torch\n", f"import json\nimport os\nimport sys\nimport time\nimport torch\n{at_import}\n", 1)
+    src = src.replace("    def forward(self, x):\n", f"    def forward(self, x):\n        if {TIMED}:\n            {when_timed}\n", 1)
+    path = tmp_path / f"gelu_{name}.py"
+    path.write_text(src)
+    return str(path)
+
+
+@requires_triton
+@pytest.mark.parametrize("name,when_timed,error", [
+    ("hangs_when_timed", "time.sleep(3600)", "Timeout"),
+    ("dies_when_timed", "os._exit(3)", "Crash"),
+    # its record, written while the parent waits to say go: the child cannot time before it is told to
+    ("writes_times_early", "pass", "TimingRefused"),
+])
+def test_a_timed_phase_that_hangs_dies_or_jumps_the_gun_fails_the_shape(backend, tmp_path, name, when_timed, error):
+    at_import = ""
+    if name == "writes_times_early":
+        at_import = ("_out = sys.argv[sys.argv.index('--out') + 1]\n"
+                     "open(os.path.join(_out, 'timing1.json'), 'w').write(json.dumps("
+                     "{'implementation': {'avg_latency_ms': 0.001, 'times_ms': [0.001] * 3, 'repeats': 3}}))\n")
+    r = gate(backend, hostile(tmp_path, name, when_timed, at_import), timeout=20)
+    assert r["verify"]["passed_cases"] == 2, r["verify"]["failures"]  # right when verified
+    row = r["benchmark"]["per_shape_results"][0]
+    assert (row["status"], row["error_type"]) == ("fail", error), row
