@@ -5,10 +5,13 @@
 
 (a) `--inprocess`, in a child process: the official runner's way, no isolation: import
     torch, then per case load both models, `seeds` input sets made on the device, compare,
-    warmup and timed calls with an L2 flush (the same counts as the gate);
+    warmup and timed calls with an L2 flush (the same counts as the gate); on the cpu backend
+    (the interpreter, small inputs) no timing, as the gate does none there;
 (b) `tritonlint eval` over the cases' solutions, one run (b2: with two workers sharing the
     device, timings serialised by its lock);
-(c) `tritonlint IMPL --run` once per case, each a fresh command.
+(c) `tritonlint IMPL --run` once per case, each a fresh command;
+(s) scaling: `tritonlint eval` over `--gens` generations of every case's solution (one folder per
+    task), on the first GPU only, then on every GPU of the host (one worker per GPU).
 Each part's wall time is measured here, around its child processes. The Triton cache is a
 fresh folder for the whole run: (a) runs twice, cold then warm, and (b) and (c) find it
 warm; (c) runs once more with an empty cache of its own (cold). Writes the JSON and prints
@@ -49,18 +52,20 @@ def inprocess(pairs: list[tuple[Path, Path]], backend: str, seeds: int, warmup: 
     from tritonlint.runtime_check.tasks import load_module
 
     dev = backend
+    cpu = dev == "cpu"  # the interpreter: the gate checks correctness only there, and so does this loop
     mod = getattr(torch, dev)
-    flush = torch.empty(256 * 1024 * 1024, dtype=torch.int8, device=dev)
+    flush = None if cpu else torch.empty(256 * 1024 * 1024, dtype=torch.int8, device=dev)
     rows = []
     for ref_path, impl_path in pairs:
         t = time.perf_counter()
         ref, sol = load_module(ref_path), load_module(impl_path)
+        make = ref.get_small_inputs if cpu and hasattr(ref, "get_small_inputs") else ref.get_inputs
         init = ref.get_init_inputs()
         ok = True
         for s in range(seeds):
             torch.manual_seed(1000 + s)
             with torch.device(dev):
-                inputs = ref.get_inputs()
+                inputs = make()
             inputs = [x.to(dev) if isinstance(x, torch.Tensor) else x for x in inputs]
             torch.manual_seed(7)
             m = ref.Model(*init).to(dev)
@@ -72,8 +77,8 @@ def inprocess(pairs: list[tuple[Path, Path]], backend: str, seeds: int, warmup: 
             want = want if isinstance(want, (list, tuple)) else [want]
             got = got if isinstance(got, (list, tuple)) else [got]
             ok &= all(torch.allclose(a.float(), b.float(), atol=2e-2, rtol=2e-2) for a, b in zip(want, got))
-        times = {}
-        for side, model in (("framework", m), ("implementation", n)):
+        times = {"framework": None, "implementation": None}
+        for side, model in (("framework", m), ("implementation", n)) if not cpu else ():
             with torch.no_grad():
                 for _ in range(warmup):
                     model(*inputs)
@@ -87,9 +92,10 @@ def inprocess(pairs: list[tuple[Path, Path]], backend: str, seeds: int, warmup: 
                     b.synchronize()
                     samples.append(a.elapsed_time(b))
             times[side] = statistics.median(samples)
-        mod.synchronize()
+        if not cpu:
+            mod.synchronize()
         rows.append({"case": ref_path.parent.name, "ok": bool(ok), "wall_s": round(time.perf_counter() - t, 3),
-                     "speedup": times["framework"] / times["implementation"]})
+                     "speedup": times["framework"] / times["implementation"] if not cpu else None})
     return {"rows": rows, "wall_s": round(time.perf_counter() - t0, 3)}
 
 
@@ -106,7 +112,8 @@ def main() -> int:
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--repeats", type=int, default=50)
     ap.add_argument("--only", default="")
-    ap.add_argument("--parts", default="a,b,c_warm,c_cold", help="a, b, b2 (eval with 2 workers on the device), c (= c_warm and c_cold), c_warm, c_cold")
+    ap.add_argument("--parts", default="a,b,c_warm,c_cold", help="a, b, b2 (eval with 2 workers on the device), c (= c_warm and c_cold), c_warm, c_cold, s (eval on one GPU, then on all)")
+    ap.add_argument("--gens", type=int, default=4, help="(s): generations per task")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "gate_speed.json"))
     ap.add_argument("--inprocess", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -156,6 +163,27 @@ def main() -> int:
                              "stderr": proc.stderr[-1500:] if proc.returncode not in (0, 1) else None}
             print(f"{label}: {wall:.1f} s rc={proc.returncode}", flush=True)
             save()
+        if "s" in parts:
+            gens = tmp / "gens"
+            for _, impl in pairs:
+                task = impl.name[: -len(f"_{IMPL}.py")]
+                (gens / task).mkdir(parents=True, exist_ok=True)
+                for g in range(args.gens):
+                    shutil.copy(impl, gens / task / f"gen{g}.py")
+            var = {"cuda": "CUDA_VISIBLE_DEVICES", "npu": "ASCEND_RT_VISIBLE_DEVICES"}.get(args.backend)
+            for label, visible in (("s_one_device", "0"), ("s_all_devices", os.environ.get(var or "", ""))):
+                run_env = {**env, **({var: visible} if var and visible else {})}
+                if var and not visible:
+                    run_env.pop(var, None)
+                wall, proc = timed(tool + ["eval", str(gens), "--cases", str(ROOT / "cases"), "--out", str(tmp / label), *gate,
+                                           "--warmup", str(args.warmup), "--bench-repeats", str(args.repeats)], run_env)
+                result[label] = {"wall_s": round(wall, 3), "rc": proc.returncode, "submissions": len(pairs) * args.gens,
+                                 "stderr": proc.stderr[-1500:] if proc.returncode not in (0, 1) else None}
+                print(f"{label}: {wall:.1f} s rc={proc.returncode}", flush=True)
+                save()
+            if "s_one_device" in result and "s_all_devices" in result:
+                result["scaling_all_over_one"] = round(result["s_one_device"]["wall_s"] / result["s_all_devices"]["wall_s"], 3)
+                save()
         for label, cache in (("c_warm", tmp / "cache"), ("c_cold", None)):
             if label not in parts and label[0] not in parts:
                 continue

@@ -163,15 +163,10 @@ def load_marks(path: Path, since: float) -> dict[str, float]:
     """A child's milestones as {milestone: seconds since the previous one}, the first counted
     from `since` (the parent's wall clock when it asked for the child). The child's own
     account, so a diagnostic only (verify's `child_phases_s`); malformed or missing: {}."""
-    data = read_untrusted(path, MARKS_BYTES)
-    try:
-        marks = json.loads(data, parse_constant=_no_constant) if isinstance(data, bytes) else []
-    except (ValueError, RecursionError):
-        return {}
+    marks = _load_json(path, MARKS_BYTES, lambda marks: None if isinstance(marks, list) and all(
+        isinstance(m, list) and len(m) == 2 and isinstance(m[0], str) and _number(m[1]) for m in marks) else "malformed")
     laps, last = {}, since
-    for mark in marks if isinstance(marks, list) else []:
-        if not (isinstance(mark, list) and len(mark) == 2 and isinstance(mark[0], str) and _number(mark[1])):
-            return {}
+    for mark in marks if isinstance(marks, list) else []:  # a failure (a dict) gives none
         laps[mark[0][:40]] = round(max(mark[1] - last, 0.0), 4)
         last = mark[1]
     return laps
@@ -205,7 +200,7 @@ class ChildSpec:
     allow-list, and where the kernel allows its own pid/mount/net namespaces with every
     folder but its own and `writable` read-only. Every process it starts dies with it."""
 
-    module: str  # tritonlint.runtime_check.child or .timing
+    module: str  # tritonlint.runtime_check.child
     args: tuple[str, ...]
     env: dict[str, str]  # Backend.child_env(): the interpreter switch, a private Triton cache
     writable: tuple[str, ...] = ()  # folders the child writes besides its box (its result folder)
@@ -352,32 +347,31 @@ _SIDE_NUMBERS = ("avg_latency_ms", "min_ms", "p20_ms", "p80_ms", "mean_ms", "pea
                  "idle_sync_wait_ms")
 
 
-def load_timing_result(path: Path) -> dict:
-    """A timed phase's result ({"framework"} or {"implementation"}, or a failure), validated:
-    anything else is a CorruptResult failure. Never raises, never blocks."""
-    data = read_untrusted(path, TIMING_RESULT_BYTES)
+def _load_json(path: Path, limit: int, problem):
+    """A JSON file a child wrote, read as untrusted data (read_untrusted) and checked by `problem`
+    (why the value is malformed, or None): the value, or a CorruptResult failure. Never raises,
+    never blocks."""
+    data = read_untrusted(path, limit)
     if isinstance(data, dict):
         return data
     try:
-        result = json.loads(data, parse_constant=_no_constant)
+        value = json.loads(data, parse_constant=_no_constant)
     except (ValueError, RecursionError) as e:
         return failure("CorruptResult", f"{path.name}: not JSON ({type(e).__name__}: {str(e)[:200]})")
-    why = _timing_problem(result)
-    return failure("CorruptResult", f"{path.name}: {why}") if why else result
+    why = problem(value)
+    return failure("CorruptResult", f"{path.name}: {why}") if why else value
+
+
+def load_timing_result(path: Path) -> dict:
+    """A timed phase's result ({"framework"} or {"implementation"}, or a failure), validated:
+    anything else is a CorruptResult failure."""
+    return _load_json(path, TIMING_RESULT_BYTES, _timing_problem)
 
 
 def load_operators(path: Path) -> dict[str, float] | Failure:
-    """A timed phase's per-operator times, validated like a timing result's `operators`."""
-    data = read_untrusted(path, TIMING_RESULT_BYTES)
-    if isinstance(data, dict):
-        return data
-    try:
-        ops = json.loads(data, parse_constant=_no_constant)
-    except (ValueError, RecursionError) as e:
-        return failure("CorruptResult", f"{path.name}: not JSON ({type(e).__name__})")
-    if not (isinstance(ops, dict) and all(isinstance(k, str) and _number(v) for k, v in ops.items())):
-        return failure("CorruptResult", f"{path.name}: not a map of operator names to numbers")
-    return ops
+    """A timed phase's per-operator times ({name: ms}), validated like a timing result's `operators`."""
+    return _load_json(path, TIMING_RESULT_BYTES, lambda ops: None if isinstance(ops, dict) and all(
+        isinstance(k, str) and _number(v) for k, v in ops.items()) else "not a map of operator names to numbers")
 
 
 def _no_constant(name: str):

@@ -169,7 +169,7 @@ needs_cxx = pytest.mark.skipif(shutil.which("g++") is None and shutil.which("c++
 @pytest.mark.slow
 @pytest.mark.usefixtures("reference_as_candidate")
 def test_compile_baseline_times_the_compiled_reference(folder):
-    """Really compiled (inductor, in the sandboxed timing child): the profiler sees the compiled
+    """Really compiled (inductor, in the reference's sandboxed child): the profiler sees the compiled
     region where the eager reference shows aten::gelu; the compile is untimed warmup."""
     run = bench(folder, "--verify_not_required", "--baseline", "compile", "--warmup", "0", "--operators")
     assert run.returncode == 0, run.stderr

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The gate-speed measurements on a CUDA machine, in the order #14 needs them, each part's output
+# under $OUT (the device tool's folder) or ./out. Run through the device tool from the repository
+# root, carrying the py3.12 wheels the image lacks (libcst, jsonschema and its deps, pytest,
+# pytest-xdist, hypothesis) in .wheels/:
+#     bash benchmarks/device_speed.sh tests       # the GPU side of the timed-phase, census and benchmark tests
+#     bash benchmarks/device_speed.sh cases       # the 13 cases through `--run`, and (c) warm on four of them
+#     bash benchmarks/device_speed.sh ab          # (a), (b), (b2) and the first launch of a cached kernel
+#     bash benchmarks/device_speed.sh scaling     # (s): eval on one GPU, then on all (a 2-GPU machine)
+# Each part fits one 10-minute call.
+set -u
+OUT=${OUT:-out}
+mkdir -p "$OUT"
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir .wheels/*.whl 2>&1 | tail -1
+python3 -m pip install -q --no-deps --no-build-isolation -e . 2>&1 | tail -1
+export PYTHONUNBUFFERED=1 TRITON_CACHE_DIR=${TRITON_CACHE_DIR:-/tmp/tcache}
+nvidia-smi --query-gpu=name --format=csv,noheader
+case "${1:-}" in
+tests)
+    timeout 500 python3 -m pytest -p no:cacheprovider -n 4 --tb=short tests/test_timed_phase.py tests/test_census.py \
+        tests/test_benchmark_gate.py 2>&1 | grep -E "^E |passed|failed|Error|^FAILED" | head -30 ;;
+cases)
+    timeout 240 python3 -m tritonlint cases/*/*/*_impl.py --run --backend cuda --seeds 2 --json > "$OUT/cases13.json" \
+        2> "$OUT/cases13.err"; echo "cases rc=$?"
+    python3 - "$OUT/cases13.json" <<'PY'
+import json, sys
+for f in json.load(open(sys.argv[1]))["files"]:
+    r = f.get("runtime") or {}
+    print(f["path"].split("/")[-2], r.get("verdict"), (r.get("why") or "")[:120], (r.get("verify") or {}).get("phases_s"))
+PY
+    timeout 300 python3 benchmarks/gate_speed.py --parts c_warm,c_cold --only gelu,softmax,rope,add_rmsnorm_cast \
+        --out "$OUT/gate_speed_c.json" 2>&1 | tail -10 ;;
+ab)
+    timeout 60 python3 benchmarks/probes/_probe_first_launch.py
+    timeout 480 python3 benchmarks/gate_speed.py --parts a,b,b2 --out "$OUT/gate_speed_ab.json" 2>&1 | tail -8 ;;
+scaling)
+    timeout 560 python3 benchmarks/gate_speed.py --parts s --gens 4 --out "$OUT/gate_speed_s.json" 2>&1 | tail -6 ;;
+*)
+    echo "usage: $0 tests|cases|ab|scaling" >&2; exit 2 ;;
+esac
