@@ -18,6 +18,8 @@ import json
 import sys
 from pathlib import Path
 
+import torch
+
 from tritonlint.runtime_check.backends import Backend, BackendUnavailable, get_backend
 from tritonlint.runtime_check.compare import compare_outputs, all_integer, on_device
 from tritonlint.runtime_check.options import BASELINES, DEFAULTS
@@ -77,8 +79,9 @@ def benchmark(task_path: Path, impl_path: Path, backend: Backend, *, warmup: int
             framework = {"avg_latency_ms": framework_latency_ms, "peak_memory_mb": None} if framework_latency_ms else None
         candidate = Timed(warmup, repeats, operators=operators)
         cases = run_side(backend, impl_path, "ModelNew", run.folder, [1], timeout, env=env, timed=candidate) if ref.get("ok") else {}
-        inplace = bool(getattr(task, "INPLACE_OUTPUTS", None)) or any(
-            not (isinstance(a, str) and a == UNCHANGED) for a in ref.get("inputs_after") or [])
+        inplace = bool(getattr(task, "INPLACE_OUTPUTS", None)) or any(  # a tensor input the reference changed
+            isinstance(v, torch.Tensor) and not (isinstance(a, str) and a == UNCHANGED)
+            for v, a in zip(run.inputs[1], ref.get("inputs_after") or []))
         row = shape_row(1, run.inputs[1], framework, candidate, cases.get(1), ref.get("outputs"), inplace, policy, backend)
     finally:
         run.cleanup()
@@ -117,8 +120,9 @@ def shape_row(idx: int, inputs: list, framework: dict | None, timed: Timed, case
            "implementation": None, "speedup_vs_torch": None, "error_type": None, "error_msg": None}
     if case is not None and not case.get("ok"):  # the untimed call before the timed ones failed
         why = failure(case["error_type"], case["error_msg"])
-    elif framework is not None and "error_type" in framework:
-        why = framework
+    elif framework is not None and "error_type" in framework:  # the reference's timed phase: not the candidate's fault
+        why = framework if framework["error_type"] == "BaselineCompileError" else failure(
+            "ReferenceTimingError", f"the reference's timed phase failed: {framework['error_type']}: {framework['error_msg']}")
     else:
         impl = timed.side("implementation")
         why = impl if "error_type" in impl else wall_bound(impl, timed.warmup, timed.repeats)

@@ -27,8 +27,10 @@ from pathlib import Path
 from tritonlint.runtime_check.protocol import (UNCHANGED, CaseInput, CaseResult, case_input, case_result, case_seeds, case_started,
                                                census_result, child_marks, failed_case, failure, operators_result, save,
                                                timed_outputs, timing_go, timing_ready, timing_result)
-# The timer, bound here, before any submission is imported (the fork server imports this module):
-# a submission that replaces the timing module's functions does not replace these.
+# The timer, bound here before any submission is imported (the fork server imports this module):
+# replacing the timing module's functions does not reach these. The submission runs in this process
+# and can still reach anything here; the parent's clock (benchmark.wall_bound) is the check on the
+# record, and a coarse one.
 from tritonlint.runtime_check.timing import check_untimed, measure, operators, prepare
 
 TIMED_CASE = 1  # the case whose inputs a timed phase times (its seed, like every case's, is secret)
@@ -184,8 +186,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def time_case(module, cls: str, payload: dict, device: str, out: Path, warmup: int, repeats: int, baseline: str,
               with_operators: bool) -> None:
-    """The timed phase: build the call, say ready, wait for the parent's go (it holds the device's
-    timing lock from then until the times are written), time, write the times; then the output of
+    """The timed phase: build the call, call it once, say ready, wait for the parent's go (it holds
+    the device's timing lock from then until this child ends), time, write the times; then the output of
     the last timed call and, if asked, the per-operator times, outside the parent's clock."""
     import torch
 
@@ -195,6 +197,9 @@ def time_case(module, cls: str, payload: dict, device: str, out: Path, warmup: i
         model, inputs = build(module, cls, payload, device)
         with torch.no_grad():
             call, warmup = prepare(model, inputs, side == "framework", baseline, warmup)
+            call()  # this instance's first call (lazy set-up, a compile or a graph capture), off the parent's clock
+            if device != "cpu":
+                getattr(torch, device).synchronize()
             timing_ready(out).touch()
             while not os.path.lexists(timing_go(out)):
                 time.sleep(0.001)

@@ -51,6 +51,7 @@ class Timed:
     result: dict | None = None
     outputs: object = None  # the candidate's output of its last timed call, or a Failure (load_timed_outputs)
     wall_s: float | None = None  # the parent's clock from its go to the times
+    side_name: str = "implementation"  # set by run_side: "framework" for Model
 
     def side(self, name: str) -> dict:
         """One side's times ("framework" or "implementation") with the parent's `wall_ms`, or why
@@ -59,7 +60,7 @@ class Timed:
             return failure("NotTimed", "the child gave no timed phase")
         if "error_type" in self.result:
             return self.result
-        return {**self.result[name], "wall_ms": round(self.wall_s * 1e3, 3)}
+        return {**self.result[name], "wall_ms": round(self.wall_s * 1e3, 3)}  # one side, after a go: _timed_phase
 
     def key(self) -> tuple:
         """What a reference's timing depends on besides its inputs: the same for every submission of a run."""
@@ -91,6 +92,8 @@ def run_side(backend: Backend, module: Path, cls: str, inputs: Path, cases: list
                              + (("--make-inputs", make_inputs) if make_inputs else ())
                              + (timed.args() if timed is not None else ()),
                              env or backend.child_env(), writable=(str(out),) + ((str(inputs),) if make_inputs else ()))
+            if timed is not None:
+                timed.side_name = "framework" if cls == "Model" else "implementation"
             results.update(_one_child(spec, out, pending, timeout, phases, timed, backend, census))
             pending = [i for i in pending if i not in results]
         if census is not None:
@@ -127,26 +130,38 @@ def _timed_phase(proc, out: Path, timed: Timed, backend: Backend, timeout: float
     from tritonlint.runtime_check.census import load
 
     found = load(census_result(out)) if census is not None else None
-    if not timed.go(results, found):
+    try:
+        go = timed.go(results, found)
+    except Exception:  # the parent could not judge now (the device full while the child lives): judged after it ends
+        go = False
+    if not go:
         return  # the child is stopped, untimed
     early = os.path.lexists(timing_result(out, 1))  # before the go: only a failure may be there already
     if not early and os.path.lexists(timing_ready(out)):
-        with timing_lock(backend):
+        with timing_lock(backend):  # until the child ends: its last output and operators run on the device too
             started = time.perf_counter()
-            timing_go(out).touch()
+            if not _say_go(out):
+                proc.stop()
+                timed.result = failure("TimingRefused", "the child made its own go file")
+                return
             ended = _until(proc, timing_result(out, 1), timeout, TIMED_POLL_S)
             timed.wall_s = time.perf_counter() - started
+            ended = "timeout" if ended == "timeout" else _until(proc, None, timeout, POLL_S)
     else:  # it wrote its times before it was told to (a failure before it was ready, or a forgery), or it died
-        ended = "exited"
         proc.stop()
-    if ended == "timeout" or _until(proc, None, timeout, POLL_S) == "timeout":
+        ended = "exited"
+    if ended == "timeout":
         proc.stop()
         timed.result = failure("Timeout", f"the timed phase gave no result within {timeout:g} s (process killed)")
         return
     timed.result = load_timing_result(timing_result(out, 1)) if os.path.lexists(timing_result(out, 1)) \
         else failure("Crash", crash_report(proc.returncode, log))
-    if early and "error_type" not in timed.result:
-        timed.result = failure("TimingRefused", "the child wrote times before the parent said go")
+    if "error_type" not in timed.result:
+        if timed.wall_s is None:
+            timed.result = failure("TimingRefused", "the child wrote times before the parent said go")
+        elif set(timed.result) != {timed.side_name}:
+            timed.result = failure("CorruptResult", f"{timing_result(out, 1).name}: times of {sorted(timed.result)}, "
+                                                    f"not of the {timed.side_name} alone")
     if "error_type" in timed.result:
         return
     if "implementation" in timed.result:
@@ -158,6 +173,16 @@ def _timed_phase(proc, out: Path, timed: Timed, backend: Backend, timeout: float
         else:
             for side in timed.result.values():
                 side["operators"] = ops
+
+
+def _say_go(out: Path) -> bool:
+    """Create the go file in the child's folder without following a link the child put there:
+    False when anything already stands under its name."""
+    try:
+        os.close(os.open(timing_go(out), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644))
+    except OSError:
+        return False
+    return True
 
 
 def _until(proc, path: Path | None, timeout: float, poll: float) -> str:

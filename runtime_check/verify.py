@@ -185,7 +185,7 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
         "inplace_source": "declared" if declared is not None else "learned",
         "notes": judged["notes"],
         # what the candidate's forward ran (census.py), judged by lint's glue list: type 3 or 2 fails the file
-        "census": judge(found) if found else None,
+        "census": judged["census"],  # the one the parent judged, at its go if the child had a timed phase
         "environment": env_json,
         "phases_s": clock.laps,  # wall time the parent saw per phase
         # inside each child, by its own account (protocol.load_marks): start (the fork and the sandbox), device,

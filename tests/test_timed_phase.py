@@ -105,14 +105,21 @@ def hostile(tmp_path, name: str, when_timed: str, at_import: str = "") -> str:
     ("dies_when_timed", "os._exit(3)", "Crash"),
     # its record, written while the parent waits to say go: the child cannot time before it is told to
     ("writes_times_early", "pass", "TimingRefused"),
+    # a go of its own, a link the parent would follow to create a file of the child's choosing
+    ("makes_its_own_go", "pass", "TimingRefused"),
+    # the reference's side in its record: the candidate's times are the only ones it may give
+    ("claims_the_reference_s_side", "open(os.path.join(OUT, 'timing1.json'), 'w').write("
+                                    "json.dumps({'framework': {'avg_latency_ms': 1.0}})); os._exit(0)", "CorruptResult"),
 ])
 def test_a_timed_phase_that_hangs_dies_or_jumps_the_gun_fails_the_shape(backend, tmp_path, name, when_timed, error):
-    at_import = ""
+    at_import = "OUT = sys.argv[sys.argv.index('--out') + 1]\n"
     if name == "writes_times_early":
-        at_import = ("_out = sys.argv[sys.argv.index('--out') + 1]\n"
-                     "open(os.path.join(_out, 'timing1.json'), 'w').write(json.dumps("
-                     "{'implementation': {'avg_latency_ms': 0.001, 'times_ms': [0.001] * 3, 'repeats': 3}}))\n")
+        at_import += ("open(os.path.join(OUT, 'timing1.json'), 'w').write(json.dumps("
+                      "{'implementation': {'avg_latency_ms': 0.001, 'times_ms': [0.001] * 3, 'repeats': 3}}))\n")
+    if name == "makes_its_own_go":
+        at_import += f"os.symlink({str(tmp_path / 'planted')!r}, os.path.join(OUT, 'go'))\n"
     r = gate(backend, hostile(tmp_path, name, when_timed, at_import), timeout=20)
     assert r["verify"]["passed_cases"] == 2, r["verify"]["failures"]  # right when verified
     row = r["benchmark"]["per_shape_results"][0]
     assert (row["status"], row["error_type"]) == ("fail", error), row
+    assert not (tmp_path / "planted").exists()  # the parent followed no link of the child's
