@@ -40,9 +40,27 @@ from pathlib import Path
 # What every child needs, imported once here (before any submission exists).
 PRELOAD = ("torch", "triton", "tritonlint.runtime_check.child", "tritonlint.runtime_check.timing",
            "tritonlint.runtime_check.census", "tritonlint.runtime_check.compare", "tritonlint.runtime_check.tasks")
-# Imported once the server is ready, while it has nothing to do (the reference's child runs first):
-# a TorchDispatchMode's first use imports torch._dynamo (1-2 s), and every candidate's census uses one.
-LATER = ("torch._dynamo",)
+def _triton_key() -> None:
+    """Triton's key for its own build, a hash of its sources and of libtriton (about 500 MB, 0.4 s
+    here): computed by the first compile or cache lookup of every process and kept by lru_cache, so
+    a child forked after this inherits it. File hashing only: no accelerator is touched. Not under
+    the interpreter, which never compiles."""
+    if os.environ.get("TRITON_INTERPRET") == "1":
+        return
+    for name in ("triton.runtime.cache", "triton.compiler.compiler"):  # where Triton's versions keep it
+        try:
+            key = getattr(importlib.import_module(name), "triton_key", None)
+        except ImportError:
+            return
+        if key is not None:
+            key()
+            return
+
+
+# Done once the server is ready, while it has nothing to do (the reference's child runs first):
+# a TorchDispatchMode's first use imports torch._dynamo (1-2 s), and every candidate's census uses
+# one; a candidate's first Triton launch needs Triton's key.
+LATER = (lambda: _preload(["torch._dynamo"]), _triton_key)
 READY = "ready"
 STOP_GRACE_S = 5.0  # how long a keeper has to kill its descendants before its group is killed
 START_TIMEOUT_S = 600.0  # importing torch on a cold disk
@@ -127,8 +145,11 @@ def serve() -> None:
     while True:
         timeout = max(0.0, min(stopping.values()) - time.monotonic()) if stopping else None
         ready, _, _ = select.select([0, wake_r], [], [], 0.0 if later else timeout)
-        if not ready and later:  # idle: the rest of the preload, one module at a time
-            _preload([later.pop(0)])
+        if not ready and later:  # idle: the rest of the preload, one step at a time
+            try:
+                later.pop(0)()
+            except Exception:  # a step that fails costs the children its time, nothing else
+                pass
         if wake_r in ready:
             os.read(wake_r, 4096)
         if 0 in ready:
