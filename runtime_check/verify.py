@@ -129,7 +129,8 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
     for idx in cases:
         if declared is not None and refs[idx].get("ok") and not all(
                 0 <= i < len(inputs[idx]) and isinstance(inputs[idx][i], torch.Tensor) for i in declared):
-            run.cleanup()
+            if references is None:  # a shared run stays with the run's other submissions, which References.close removes
+                run.cleanup()
             raise ValueError(f"INPLACE_OUTPUTS {declared} must name tensor inputs (get_inputs gives {len(inputs[idx])})")
     judged: dict = {}
 
