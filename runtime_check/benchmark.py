@@ -18,18 +18,17 @@ import json
 import sys
 from pathlib import Path
 
-import torch
-
 from tritonlint.runtime_check.backends import Backend, BackendUnavailable, get_backend
 from tritonlint.runtime_check.compare import compare_outputs, all_integer, on_device
 from tritonlint.runtime_check.options import BASELINES, DEFAULTS
-from tritonlint.runtime_check.protocol import UNCHANGED, Failure, failure, strict_json
+from tritonlint.runtime_check.protocol import Failure, failure, strict_json
 from tritonlint.runtime_check.reference import run_reference
 from tritonlint.runtime_check.runner import Timed, run_side
 from tritonlint.runtime_check.score import overall_speedup
 from tritonlint.runtime_check.tasks import load_module
 from tritonlint.runtime_check.timing import PROBE_CALLS
-from tritonlint.runtime_check.verify import describe, seed002_parser, task_files, verify_file_name
+from tritonlint.runtime_check.verify import (describe, inplace_learned, seed002_parser, task_files, unchanged_inputs,
+                                             verify_file_name)
 
 GATE_REFUSED = 2
 
@@ -79,9 +78,8 @@ def benchmark(task_path: Path, impl_path: Path, backend: Backend, *, warmup: int
             framework = {"avg_latency_ms": framework_latency_ms, "peak_memory_mb": None} if framework_latency_ms else None
         candidate = Timed(warmup, repeats, operators=operators)
         cases = run_side(backend, impl_path, "ModelNew", run.folder, [1], timeout, env=env, timed=candidate) if ref.get("ok") else {}
-        inplace = bool(getattr(task, "INPLACE_OUTPUTS", None)) or any(  # a tensor input the reference changed
-            isinstance(v, torch.Tensor) and not (isinstance(a, str) and a == UNCHANGED)
-            for v, a in zip(run.inputs[1], ref.get("inputs_after") or []))
+        inplace = bool(getattr(task, "INPLACE_OUTPUTS", None)) or bool(
+            ref.get("ok") and inplace_learned(run.inputs[1], unchanged_inputs(ref, run.inputs[1])))
         row = shape_row(1, run.inputs[1], framework, candidate, cases.get(1), ref.get("outputs"), inplace, policy, backend)
     finally:
         run.cleanup()

@@ -24,7 +24,7 @@ import time
 import traceback
 from pathlib import Path
 
-from tritonlint.runtime_check.protocol import (UNCHANGED, CaseInput, CaseResult, case_input, case_result, case_seeds, case_started,
+from tritonlint.runtime_check.protocol import (TIMED_CASE, UNCHANGED, CaseInput, CaseResult, case_input, case_result, case_seeds, case_started,
                                                census_result, child_marks, failed_case, failure, operators_result, save,
                                                timed_outputs, timing_go, timing_ready, timing_result)
 # The timer, bound here before any submission is imported (the fork server imports this module):
@@ -32,8 +32,6 @@ from tritonlint.runtime_check.protocol import (UNCHANGED, CaseInput, CaseResult,
 # and can still reach anything here; the parent's clock (benchmark.wall_bound) is the check on the
 # record, and a coarse one.
 from tritonlint.runtime_check.timing import check_untimed, measure, operators, prepare
-
-TIMED_CASE = 1  # the case whose inputs a timed phase times (its seed, like every case's, is secret)
 
 
 def _portable(value):

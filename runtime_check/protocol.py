@@ -135,6 +135,9 @@ def timed_outputs(folder: Path, idx: int) -> Path:
     return folder / f"last{idx}.pt"
 
 
+TIMED_CASE = 1  # the case whose inputs a timed phase times (its seed, like every case's, is secret)
+
+
 def timing_ready(folder: Path) -> Path:
     """Touched by a child with a timed phase (child.py --time) once the call to time is built: it
     then waits for `timing_go`, which the parent touches while it holds the device's timing lock."""

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from tritonlint.runtime_check.backends import Backend, timing_lock
 from tritonlint.runtime_check.options import DEFAULTS
-from tritonlint.runtime_check.protocol import (CaseResult, ChildSpec, case_result, case_started, census_result, child_log,
+from tritonlint.runtime_check.protocol import (TIMED_CASE, CaseResult, ChildSpec, case_result, case_started, census_result, child_log,
                                                child_marks, crash_report, failed_case, failure,
                                                load_case_result, load_marks,
                                                load_operators, load_timed_outputs, load_timing_result, operators_result,
@@ -96,7 +96,7 @@ def run_side(backend: Backend, module: Path, cls: str, inputs: Path, cases: list
                 timed.side_name = "framework" if cls == "Model" else "implementation"
             results.update(_one_child(spec, out, pending, timeout, phases, timed, backend, census))
             pending = [i for i in pending if i not in results]
-        if census is not None:
+        if census is not None and not census:  # not read at a timed phase's go
             from tritonlint.runtime_check.census import load
 
             census.update(load(census_result(out)))
@@ -112,10 +112,10 @@ def _one_child(spec: ChildSpec, out: Path, cases: list[int], timeout: float, pha
     isolation that held (`isolation`, set here: the child cannot forge it)."""
     results: dict[int, CaseResult] = {}
     log, asked = child_log(out, cases[0]), time.time()
-    timed = timed if timed is not None and cases[0] == 1 else None  # a restarted child has no case 1
+    timed = timed if timed is not None and cases[0] == TIMED_CASE else None  # a restarted child has not run it
     with spec.running(log) as proc:
         _watch(proc, out, cases, timeout, log, results, ready=timing_ready(out) if timed else None)
-        if timed is not None and len(results) == len(cases) and results[1].get("ok"):
+        if timed is not None and len(results) == len(cases) and results[TIMED_CASE].get("ok"):
             _timed_phase(proc, out, timed, backend, timeout, results, census, log)
     if phases is not None:
         phases.update(load_marks(child_marks(out, cases[0]), asked))
@@ -129,14 +129,15 @@ def _timed_phase(proc, out: Path, timed: Timed, backend: Backend, timeout: float
     """After the child's cases: go or not, then the timed phase under the parent's clock (Timed)."""
     from tritonlint.runtime_check.census import load
 
-    found = load(census_result(out)) if census is not None else None
+    if census is not None:  # the one read of it: run_side reports what the go was decided on
+        census.update(load(census_result(out)))
     try:
-        go = timed.go(results, found)
+        go = timed.go(results, census)
     except Exception:  # the parent could not judge now (the device full while the child lives): judged after it ends
         go = False
     if not go:
         return  # the child is stopped, untimed
-    early = os.path.lexists(timing_result(out, 1))  # before the go: only a failure may be there already
+    early = os.path.lexists(timing_result(out, TIMED_CASE))  # before the go: only a failure may be there already
     if not early and os.path.lexists(timing_ready(out)):
         with timing_lock(backend):  # until the child ends: its last output and operators run on the device too
             started = time.perf_counter()
@@ -144,7 +145,7 @@ def _timed_phase(proc, out: Path, timed: Timed, backend: Backend, timeout: float
                 proc.stop()
                 timed.result = failure("TimingRefused", "the child made its own go file")
                 return
-            ended = _until(proc, timing_result(out, 1), timeout, TIMED_POLL_S)
+            ended = _until(proc, timing_result(out, TIMED_CASE), timeout, TIMED_POLL_S)
             timed.wall_s = time.perf_counter() - started
             ended = "timeout" if ended == "timeout" else _until(proc, None, timeout, POLL_S)
     else:  # it wrote its times before it was told to (a failure before it was ready, or a forgery), or it died
@@ -154,20 +155,20 @@ def _timed_phase(proc, out: Path, timed: Timed, backend: Backend, timeout: float
         proc.stop()
         timed.result = failure("Timeout", f"the timed phase gave no result within {timeout:g} s (process killed)")
         return
-    timed.result = load_timing_result(timing_result(out, 1)) if os.path.lexists(timing_result(out, 1)) \
+    timed.result = load_timing_result(timing_result(out, TIMED_CASE)) if os.path.lexists(timing_result(out, TIMED_CASE)) \
         else failure("Crash", crash_report(proc.returncode, log))
     if "error_type" not in timed.result:
         if timed.wall_s is None:
             timed.result = failure("TimingRefused", "the child wrote times before the parent said go")
         elif set(timed.result) != {timed.side_name}:
-            timed.result = failure("CorruptResult", f"{timing_result(out, 1).name}: times of {sorted(timed.result)}, "
+            timed.result = failure("CorruptResult", f"{timing_result(out, TIMED_CASE).name}: times of {sorted(timed.result)}, "
                                                     f"not of the {timed.side_name} alone")
     if "error_type" in timed.result:
         return
     if "implementation" in timed.result:
-        timed.outputs = load_timed_outputs(timed_outputs(out, 1))
+        timed.outputs = load_timed_outputs(timed_outputs(out, TIMED_CASE))
     if timed.operators:
-        ops = load_operators(operators_result(out, 1))
+        ops = load_operators(operators_result(out, TIMED_CASE))
         if "error_type" in ops:
             timed.result = ops
         else:

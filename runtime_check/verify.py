@@ -142,7 +142,7 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
         return census_refusal({"failures": judged["failures"], "total_cases": len(cases), "census": judged["census"]}) is None
 
     found, timeline = {}, {}
-    mine = dataclasses.replace(timed, go=judge_cases) if timed is not None and backend.times else None
+    mine = dataclasses.replace(timed, go=judge_cases) if timed is not None else None
     try:
         ready = [i for i in cases if refs[i].get("ok")]  # a case the reference failed is the reference's error
         cands = run_side(backend, impl_path, "ModelNew", run.folder, ready, timeout, state=probe_state, env=env,
