@@ -40,6 +40,8 @@ from pathlib import Path
 # What every child needs, imported once here (before any submission exists).
 PRELOAD = ("torch", "triton", "tritonlint.runtime_check.child", "tritonlint.runtime_check.timing",
            "tritonlint.runtime_check.census", "tritonlint.runtime_check.compare", "tritonlint.runtime_check.tasks")
+
+
 def _triton_key() -> None:
     """Triton's key for its own build, a hash of its sources and of libtriton (about 500 MB, 0.4 s
     here): computed by the first compile or cache lookup of every process and kept by lru_cache, so
