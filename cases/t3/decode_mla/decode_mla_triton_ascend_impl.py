@@ -1,10 +1,27 @@
-"""Paged MLA decode as one flash-decoding kernel: per (batch, head block) an online
-softmax over the pages of the sequence, scores in fp32, probabilities cast to bf16
-before the V product like the reference."""
+"""Paged MLA decode in one kernel: per (batch, head block), two passes over the pages of
+the sequence. The first keeps the running max and sum of exp of the fp32 scores; the
+second casts the normalised probabilities to bf16 before the V product, as the reference
+does. (One online pass would round exp(s - running max) instead, which differs from the
+reference by up to a bf16 ulp of each probability: outputs near zero then miss seed 002's
+MARE.)"""
 import torch
 import torch.nn as nn
 import triton
 import triton.language as tl
+
+
+@triton.jit
+def _scores(q_nope, q_rope, kn_ptr, kr_ptr, bt_ptr, b, stride_bt, start, seq, sm_scale,
+            PAGE: tl.constexpr, DN: tl.constexpr, DR: tl.constexpr, BLOCK_N: tl.constexpr):
+    """fp32 scores of the block of keys from `start`, -inf past the sequence; its mask and slots."""
+    n = start + tl.arange(0, BLOCK_N)
+    nmask = n < seq
+    page = tl.load(bt_ptr + b * stride_bt + n // PAGE, mask=nmask, other=0)
+    slot = (page.to(tl.int64) * PAGE + n % PAGE)[:, None]
+    kn = tl.load(kn_ptr + slot * DN + tl.arange(0, DN)[None, :], mask=nmask[:, None], other=0.0)
+    kr = tl.load(kr_ptr + slot * DR + tl.arange(0, DR)[None, :], mask=nmask[:, None], other=0.0)
+    s = (tl.dot(q_nope, tl.trans(kn)) + tl.dot(q_rope, tl.trans(kr))) * sm_scale
+    return tl.where(nmask[None, :], s, -float("inf")), nmask, slot
 
 
 @triton.jit
@@ -25,23 +42,18 @@ def mla_decode_kernel(q_ptr, kn_ptr, kr_ptr, v_ptr, seq_ptr, bt_ptr, out_ptr, sm
     l_i = tl.zeros((BLOCK_H,), dtype=tl.float32)
     acc = tl.zeros((BLOCK_H, DN), dtype=tl.float32)
     for start in range(0, seq, BLOCK_N):
-        n = start + tl.arange(0, BLOCK_N)
-        nmask = n < seq
-        page = tl.load(bt_ptr + b * stride_bt + n // PAGE, mask=nmask, other=0)
-        slot = (page.to(tl.int64) * PAGE + n % PAGE)[:, None]
-        kn = tl.load(kn_ptr + slot * DN + dn, mask=nmask[:, None], other=0.0)
-        kr = tl.load(kr_ptr + slot * DR + dr, mask=nmask[:, None], other=0.0)
-        s = (tl.dot(q_nope, tl.trans(kn)) + tl.dot(q_rope, tl.trans(kr))) * sm_scale
-        s = tl.where(nmask[None, :], s, -float("inf"))
+        s, nmask, slot = _scores(q_nope, q_rope, kn_ptr, kr_ptr, bt_ptr, b, stride_bt, start, seq, sm_scale,
+                                 PAGE, DN, DR, BLOCK_N)
         m_new = tl.maximum(m_i, tl.max(s, axis=1))
-        alpha = tl.exp(m_i - m_new)
-        p = tl.exp(s - m_new[:, None])
-        l_i = l_i * alpha + tl.sum(p, axis=1)
-        v = tl.load(v_ptr + slot * DN + dn, mask=nmask[:, None], other=0.0)
-        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
+        l_i = l_i * tl.exp(m_i - m_new) + tl.sum(tl.exp(s - m_new[:, None]), axis=1)
         m_i = m_new
-    out = acc / l_i[:, None]
-    tl.store(out_ptr + b * stride_ob + heads[:, None] * stride_oh + dn, out.to(out_ptr.dtype.element_ty), mask=hmask)
+    for start in range(0, seq, BLOCK_N):
+        s, nmask, slot = _scores(q_nope, q_rope, kn_ptr, kr_ptr, bt_ptr, b, stride_bt, start, seq, sm_scale,
+                                 PAGE, DN, DR, BLOCK_N)
+        p = tl.exp(s - m_i[:, None]) / l_i[:, None]
+        v = tl.load(v_ptr + slot * DN + dn, mask=nmask[:, None], other=0.0)
+        acc += tl.dot(p.to(v.dtype), v)
+    tl.store(out_ptr + b * stride_ob + heads[:, None] * stride_oh + dn, acc.to(out_ptr.dtype.element_ty), mask=hmask)
 
 
 class ModelNew(nn.Module):
