@@ -19,8 +19,9 @@ _SYNC = {d: getattr(getattr(torch, d, None), "synchronize", None) for d in ("cud
 # Work left on the device after the end event (another stream, which the events do not see):
 # the host-timed wait of a device-wide synchronize right after the end event, median over
 # PROBE_CALLS extra calls after the timed ones (a synchronize inside the timed loop slows the
-# launch-bound references), less the same wait on an idle device (~10 us on an H100), may not
-# exceed this fraction of the median event time plus this floor.
+# launch-bound references), less the median of the same wait on an idle device (~6-10 us on an
+# H100), each idle probe right after a call's (a busy host moves both alike), may not exceed
+# this fraction of the median event time plus this floor.
 UNTIMED_FRACTION, UNTIMED_FLOOR_MS, PROBE_CALLS = 0.1, 0.012, 15
 FLUSH_BYTES = 256 * 1024 * 1024  # larger than any current device's L2
 
@@ -49,15 +50,6 @@ def _timer(device: str):
         sync()
         return elapsed(start, end), out, (_PERF_COUNTER() - t) * 1e3
 
-    def idle_wait() -> float:
-        """The same synchronize wait with nothing queued: what honest code costs."""
-        waits = []
-        for _ in range(21):
-            _, _, w = run(lambda: None, probe=True)
-            waits.append(w)
-        return statistics.median(waits)
-
-    run.idle_wait = idle_wait
     return run
 
 
@@ -103,8 +95,8 @@ def check_untimed(times: dict) -> None:
                           f"{event:.4f} ms between the events: work on a stream the events do not see")
 
 
-def measure(fn, device: str, warmup: int, repeats: int) -> tuple[dict, object]:
-    """Median of `repeats` timed calls after `warmup`; also the last call's output."""
+def measure(fn, device: str, warmup: int, repeats: int) -> dict:
+    """Median of `repeats` timed calls after `warmup`."""
     flush = torch.empty(FLUSH_BYTES if device != "cpu" else 1 << 20, dtype=torch.int8, device=device)
     timer = _timer(device)
     mod = getattr(torch, device, None)
@@ -113,22 +105,22 @@ def measure(fn, device: str, warmup: int, repeats: int) -> tuple[dict, object]:
     if device != "cpu":
         mod.synchronize()
         mod.reset_peak_memory_stats()
-    times, out = [], None
+    times = []
     for _ in range(repeats):
         flush.zero_()
-        ms, out, _ = timer(fn)
+        ms, _, _ = timer(fn)
         times.append(ms)
-    waits = []
+    waits, idle = [], []
     for _ in range(PROBE_CALLS if device != "cpu" else 0):  # after the timed calls, so they stay as they were
         flush.zero_()
-        _, _, wait = timer(fn, probe=True)
-        waits.append(wait)
+        waits.append(timer(fn, probe=True)[2])
+        idle.append(timer(lambda: None, probe=True)[2])  # the same wait with nothing queued: what honest code costs
     q = statistics.quantiles(times, n=10) if len(times) >= 2 else [times[0]] * 9
     peak = mod.max_memory_allocated() / 2**20 if device != "cpu" else 0.0
     return {"avg_latency_ms": statistics.median(times), "min_ms": min(times), "p20_ms": q[1], "p80_ms": q[7],
             "mean_ms": statistics.fmean(times), "peak_memory_mb": round(peak, 2), "repeats": repeats,
             "times_ms": [round(t, 6) for t in times], "sync_wait_ms": statistics.median(waits) if waits else 0.0,
-            "idle_sync_wait_ms": timer.idle_wait() if waits else 0.0}, out
+            "idle_sync_wait_ms": statistics.median(idle) if idle else 0.0}
 
 
 def operators(fn, device: str, calls: int = 5, top: int = 20) -> dict[str, float]:
