@@ -27,6 +27,7 @@ from tritonlint.runtime_check.backends import Backend
 from tritonlint.runtime_check.protocol import (CaseInput, CaseResult, MODEL_SEED, case_input, case_seeds, input_seed,
                                                save)
 from tritonlint.runtime_check.runner import Timed, run_side
+from tritonlint.runtime_check.sandbox import read_only_held
 
 
 @dataclasses.dataclass
@@ -39,16 +40,21 @@ class ReferenceRun:
     framework: dict | None = None  # the reference's times on case 1 (Timed.side), when the run times
     exposed: bool = False  # a candidate ran where it could write the case files (no read-only namespace)
     phases: dict = dataclasses.field(default_factory=dict)  # its child's timeline (runner.run_side's `phases`)
+    mapped: bool = False  # the parent's copy maps the case files (run_reference): it is no copy once one is exposed
 
-    def restore(self) -> None:
-        """After an exposed candidate: every case file written again from the parent's copy."""
+    def restore(self) -> bool:
+        """After an exposed candidate: every case file written again from the parent's copy. False
+        when the parent's copy maps those files: the run cannot be trusted again."""
         if not self.exposed:
-            return
+            return True
+        if self.mapped:
+            return False
         for idx, values in self.inputs.items():
             path = case_input(self.folder, idx)
             path.unlink(missing_ok=True)
             save(CaseInput(init=self.init, inputs=values, seed=MODEL_SEED), path)
         self.exposed = False
+        return True
 
     def cleanup(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
@@ -67,16 +73,22 @@ def run_reference(task_path: Path, backend: Backend, cases: list[int], timeout: 
                            make_inputs="get_small_inputs" if small else "get_inputs", phases=phases, timed=timed)
     finally:
         case_seeds(folder).unlink(missing_ok=True)  # before any candidate's child can start
+    # The parent's own copies, loaded before any candidate ran. Where the reference's child ran in
+    # read-only namespaces, every candidate's child does too (the same server, the same kernel), and
+    # the case files are read-only to them: the copies then map the files (a gigabyte of inputs is not
+    # read until compared, and most never are: an input a child leaves unchanged is not sent back).
+    mapped = bool(results) and all(read_only_held(r.get("isolation")) for r in results.values())
     inputs, init = {}, []
-    for idx in cases:  # the parent's own copies, loaded before any candidate ran
+    for idx in cases:
         made = case_input(folder, idx)
         if made.is_file() and not made.is_symlink():
-            payload = torch.load(made, weights_only=True)
+            payload = torch.load(made, weights_only=True, mmap=mapped)
             inputs[idx], init = payload["inputs"], payload["init"]
         else:
             inputs[idx] = []
-    return ReferenceRun(folder, seeds, inputs, results, init, phases=phases,
+    return ReferenceRun(folder, seeds, inputs, results, init, phases=phases, mapped=mapped,
                         framework=timed.side("framework") if timed is not None else None)
+
 
 
 class References:
@@ -89,9 +101,12 @@ class References:
 
     def get(self, key: tuple) -> ReferenceRun | None:
         run = self.runs.get(key)
+        if run is not None and not run.restore():  # run afresh instead
+            del self.runs[key]
+            run.cleanup()
+            return None
         if run is not None:
             self.runs.move_to_end(key)
-            run.restore()
         return run
 
     def put(self, key: tuple, run: ReferenceRun) -> None:

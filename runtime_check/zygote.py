@@ -61,8 +61,10 @@ def _triton_key() -> None:
 
 # Done once the server is ready, while it has nothing to do (the reference's child runs first):
 # a TorchDispatchMode's first use imports torch._dynamo (1-2 s), and every candidate's census uses
-# one; a candidate's first Triton launch needs Triton's key.
-LATER = (lambda: _preload(["torch._dynamo"]), _triton_key)
+# one; a candidate's first Triton launch needs Triton's key, and imports Gluon (0.17 s on the H100
+# machine, Triton 3.6) where its version has it.
+GLUON = ("triton.experimental.gluon",)
+LATER = (lambda: _preload(["torch._dynamo"]), _triton_key, lambda: _preload(GLUON))
 READY = "ready"
 STOP_GRACE_S = 5.0  # how long a keeper has to kill its descendants before its group is killed
 START_TIMEOUT_S = 600.0  # importing torch on a cold disk
@@ -146,7 +148,7 @@ def serve() -> None:
     buf = b""
     while True:
         timeout = max(0.0, min(stopping.values()) - time.monotonic()) if stopping else None
-        ready, _, _ = select.select([0, wake_r], [], [], 0.0 if later else timeout)
+        ready, _, _ = select.select([0, wake_r], [], [], 0.0 if later else timeout)  # requests before idle work
         if not ready and later:  # idle: the rest of the preload, one step at a time
             try:
                 later.pop(0)()
@@ -269,15 +271,13 @@ class Zygote:
         self.lock = threading.Lock()
         self.children: dict[int, Forked] = {}
         self.next_id = 0
-        self.ready = threading.Event()
         self.dead = False
         threading.Thread(target=self._read, daemon=True, name="tritonlint-zygote").start()
 
     def _read(self) -> None:
         for line in self.proc.stdout:
             msg = json.loads(line)
-            if "ready" in msg:
-                self.ready.set()
+            if "ready" in msg:  # its imports are done; requests sent before are answered now
                 continue
             child = self.children.get(msg["id"])
             if child is None:
@@ -296,7 +296,6 @@ class Zygote:
             child.started.set()
             child._end(signal.SIGKILL, "")
         self.children.clear()
-        self.ready.set()
 
     def _request(self, msg: dict) -> None:
         with self.lock:
@@ -310,15 +309,19 @@ class Zygote:
 
     def spawn(self, module: str, args: list[str], env: dict[str, str], box: str, rw: list[str], isolate: bool,
               log: Path) -> Forked:
-        if not self.ready.wait(START_TIMEOUT_S) or self.dead:
-            raise ServerGone(f"the gate's fork server did not start: {_tail(self.stderr)}")
+        """Asked at once, ready or not: a request sent while the server still imports waits in its
+        pipe, and the server answers it before its idle work (LATER), so the first child of a run
+        does not wait behind those imports."""
         with self.lock:
             self.next_id += 1
             child = Forked(self, self.next_id)
             self.children[child.id] = child
         self._request({"op": "spawn", "id": child.id, "module": module, "args": list(args), "env": env, "box": box,
                        "rw": list(rw), "isolate": isolate, "log": str(log)})
-        child.started.wait()
+        if not child.started.wait(START_TIMEOUT_S) or self.dead:
+            with self.lock:
+                self.children.pop(child.id, None)
+            raise ServerGone(f"the gate's fork server did not start: {_tail(self.stderr)}")
         return child
 
     def close(self) -> None:
