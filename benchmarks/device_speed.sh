@@ -5,9 +5,10 @@
 # pytest-xdist, hypothesis) in .wheels/:
 #     bash benchmarks/device_speed.sh tests       # the GPU side of the timed-phase, census and benchmark tests
 #     bash benchmarks/device_speed.sh cases       # the 13 cases through `--run`, and (c) warm on four of them
-#     bash benchmarks/device_speed.sh ab          # (a), (b), (b2) and the first launch of a cached kernel
+#     bash benchmarks/device_speed.sh probes      # the first launch of a cached kernel; the timer after a census
+#     bash benchmarks/device_speed.sh ab          # (a), (b) and (b2)
 #     bash benchmarks/device_speed.sh scaling     # (s): eval on one GPU, then on all (a 2-GPU machine)
-# Each part fits one 10-minute call.
+# Each part fits one 10-minute call; several parts in one call run in turn (`tests cases`).
 set -u
 OUT=${OUT:-out}
 mkdir -p "$OUT"
@@ -15,9 +16,12 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir .whee
 python3 -m pip install -q --no-deps --no-build-isolation -e . 2>&1 | tail -1
 export PYTHONUNBUFFERED=1 TRITON_CACHE_DIR=${TRITON_CACHE_DIR:-/tmp/tcache}
 nvidia-smi --query-gpu=name --format=csv,noheader
-case "${1:-}" in
+[ $# -gt 0 ] || set -- usage
+for part in "$@"; do
+echo "== $part"
+case "$part" in
 tests)
-    timeout 500 python3 -m pytest -p no:cacheprovider -n 4 --tb=short tests/test_timed_phase.py tests/test_census.py \
+    timeout 200 python3 -m pytest -p no:cacheprovider -n 4 --tb=short tests/test_timed_phase.py tests/test_census.py \
         tests/test_benchmark_gate.py 2>&1 | grep -E "^E |passed|failed|Error|^FAILED" | head -30 ;;
 cases)
     timeout 240 python3 -m tritonlint cases/*/*/*_impl.py --run --backend cuda --seeds 2 --json > "$OUT/cases13.json" \
@@ -30,11 +34,14 @@ for f in json.load(open(sys.argv[1]))["files"]:
 PY
     timeout 300 python3 benchmarks/gate_speed.py --parts c_warm,c_cold --only gelu,softmax,rope,add_rmsnorm_cast \
         --out "$OUT/gate_speed_c.json" 2>&1 | tail -10 ;;
-ab)
+probes)
     timeout 60 python3 benchmarks/probes/_probe_first_launch.py
+    timeout 90 python3 benchmarks/probes/_probe_after_profiler.py ;;
+ab)
     timeout 480 python3 benchmarks/gate_speed.py --parts a,b,b2 --out "$OUT/gate_speed_ab.json" 2>&1 | tail -8 ;;
 scaling)
     timeout 560 python3 benchmarks/gate_speed.py --parts s --gens 4 --out "$OUT/gate_speed_s.json" 2>&1 | tail -6 ;;
 *)
-    echo "usage: $0 tests|cases|ab|scaling" >&2; exit 2 ;;
+    echo "usage: $0 tests|cases|ab|scaling ..." >&2; exit 2 ;;
 esac
+done

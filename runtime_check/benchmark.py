@@ -14,21 +14,22 @@ performance measurement: the JSON says so.
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from tritonlint.runtime_check.backends import Backend, BackendUnavailable, get_backend
-from tritonlint.runtime_check.compare import compare_outputs, all_integer, on_device
 from tritonlint.runtime_check.options import BASELINES, DEFAULTS
-from tritonlint.runtime_check.protocol import Failure, failure, strict_json
+from tritonlint.runtime_check.protocol import CHECK_CASE, TIMED_CASE, Failure, failure, strict_json
 from tritonlint.runtime_check.reference import run_reference
 from tritonlint.runtime_check.runner import Timed, run_side
 from tritonlint.runtime_check.score import overall_speedup
 from tritonlint.runtime_check.tasks import load_module
 from tritonlint.runtime_check.timing import PROBE_CALLS
-from tritonlint.runtime_check.verify import (describe, inplace_learned, seed002_parser, task_files, unchanged_inputs,
-                                             verify_file_name)
+from tritonlint.runtime_check.verify import (check_timed, describe, inplace_learned, seed002_parser, task_files,
+                                             unchanged_inputs, verify_file_name)
 
 GATE_REFUSED = 2
 
@@ -60,14 +61,16 @@ def benchmark(task_path: Path, impl_path: Path, backend: Backend, *, warmup: int
     reference's child makes the inputs from a fresh secret seed on the device, runs `Model` on
     them and times it (`baseline`: as written, or through torch.compile; its side is still called
     `framework`, as in seed 002); the candidate's child runs `ModelNew` on them and times it.
-    The output of the candidate's last timed call must match the reference's: a kernel that is
-    right once and wrong when called again, or that does less work once it is being timed,
-    fails the shape instead of scoring."""
+    After its timed calls the candidate's instance is called once more, on a second case's inputs,
+    and must match the reference's answer for them: a kernel that is right once and wrong when
+    called again, or that does less work once it is being timed, fails the shape instead of
+    scoring."""
     task = load_module(task_path)
     small = backend.name == "cpu" and hasattr(task, "get_small_inputs")
     env = backend.child_env(cache_dir)
     reference = None if skip_framework else Timed(warmup, repeats, baseline, operators)
-    run = run_reference(task_path, backend, [1], timeout, small=small, state=False, env=env, timed=reference)
+    cases = [TIMED_CASE, CHECK_CASE]
+    run = run_reference(task_path, backend, cases, timeout, small=small, state=False, env=env, timed=reference)
     try:
         ref = run.results[1]
         if not ref.get("ok"):
@@ -77,10 +80,13 @@ def benchmark(task_path: Path, impl_path: Path, backend: Backend, *, warmup: int
         else:
             framework = {"avg_latency_ms": framework_latency_ms, "peak_memory_mb": None} if framework_latency_ms else None
         candidate = Timed(warmup, repeats, operators=operators)
-        cases = run_side(backend, impl_path, "ModelNew", run.folder, [1], timeout, env=env, timed=candidate) if ref.get("ok") else {}
-        inplace = bool(getattr(task, "INPLACE_OUTPUTS", None)) or bool(
-            ref.get("ok") and inplace_learned(run.inputs[1], unchanged_inputs(ref, run.inputs[1])))
-        row = shape_row(1, run.inputs[1], framework, candidate, cases.get(1), ref.get("outputs"), inplace, policy, backend)
+        ran = run_side(backend, impl_path, "ModelNew", run.folder, cases, timeout, env=env, timed=candidate) if ref.get("ok") else {}
+        declared = getattr(task, "INPLACE_OUTPUTS", None)
+        inplace = sorted(declared.values()) if declared else sorted(
+            {i for k in cases if run.results[k].get("ok")
+             for i in inplace_learned(run.inputs[k], unchanged_inputs(run.results[k], run.inputs[k]))})
+        check = functools.partial(check_timed, backend, run.inputs, run.results, inplace, policy)
+        row = shape_row(TIMED_CASE, run.inputs[TIMED_CASE], framework, candidate, ran.get(TIMED_CASE), check)
     finally:
         run.cleanup()
     return perf_report([row], op_name or impl_path.stem, warmup, repeats, baseline, backend)
@@ -109,11 +115,11 @@ def wall_bound(times: dict, warmup: int, repeats: int) -> Failure | None:
     return None
 
 
-def shape_row(idx: int, inputs: list, framework: dict | None, timed: Timed, case: dict | None, expected, inplace: bool,
-              policy: str, backend: Backend) -> dict:
+def shape_row(idx: int, inputs: list, framework: dict | None, timed: Timed, case: dict | None,
+              check: Callable[[tuple | None], Failure | None]) -> dict:
     """One timed shape of the perf result: the candidate's times (`timed`, checked against the
-    parent's clock and, unless the inputs are in-place outputs, its last timed output against
-    `expected`), the reference's (`framework`: times or a Failure), and the speedup."""
+    parent's clock, and its call after the timed ones by `check`: verify.check_timed), the
+    reference's (`framework`: times or a Failure), and the speedup."""
     row = {"case_idx": idx, "input_desc": describe(inputs), "status": "fail", "framework": None,
            "implementation": None, "speedup_vs_torch": None, "error_type": None, "error_msg": None}
     if case is not None and not case.get("ok"):  # the untimed call before the timed ones failed
@@ -123,9 +129,7 @@ def shape_row(idx: int, inputs: list, framework: dict | None, timed: Timed, case
             "ReferenceTimingError", f"the reference's timed phase failed: {framework['error_type']}: {framework['error_msg']}")
     else:
         impl = timed.side("implementation")
-        why = impl if "error_type" in impl else wall_bound(impl, timed.warmup, timed.repeats)
-        if why is None and not inplace:  # repeated calls move an in-place state on: no single-call answer
-            why = _check_last_call(timed.outputs, expected, backend, policy, all_integer(inputs))
+        why = (impl if "error_type" in impl else wall_bound(impl, timed.warmup, timed.repeats)) or check(timed.checked)
     if why is not None:
         row.update(error_type=why["error_type"], error_msg=why["error_msg"])
         return row
@@ -162,18 +166,6 @@ def perf_report(per_shape: list[dict], op_name: str, warmup: int, repeats: int, 
         "timing": "device events, L2-sized flush before every repeat, median" if backend.times
                   else "cpu backend: Triton's interpreter; these times are not a performance measurement",
     }
-
-
-def _check_last_call(got, expected, backend: Backend, policy: str, exact_ints: bool) -> Failure | None:
-    if isinstance(got, dict) and "error_type" in got or got is None:
-        return got or failure("TimedOutputMissing", "the timed calls left no output")
-    expected, got = on_device(backend.device, expected), on_device(backend.device, got)  # compared on the device
-    bad = [(i, v) for i, v in enumerate(compare_outputs(expected, got, policy, exact_ints)) if not v.passed]
-    if bad:
-        i, v = bad[0]
-        return failure("TimedOutputMismatch",
-                       f"the output of the last timed call differs from the reference: output {i}: {v.message}")
-    return None
 
 
 def main(argv: list[str] | None = None) -> int:

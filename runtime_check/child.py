@@ -24,9 +24,9 @@ import time
 import traceback
 from pathlib import Path
 
-from tritonlint.runtime_check.protocol import (TIMED_CASE, UNCHANGED, CaseInput, CaseResult, case_input, case_result, case_seeds, case_started,
-                                               census_result, child_marks, failed_case, failure, operators_result, save,
-                                               timed_outputs, timing_go, timing_ready, timing_result)
+from tritonlint.runtime_check.protocol import (TIMED_CASE, UNCHANGED, CaseInput, CaseResult, case_input, case_result, case_seeds,
+                                               case_started, census_result, check_case, checked_call, child_marks, failed_case,
+                                               failure, operators_result, save, timing_go, timing_ready, timing_result)
 # The timer, bound here before any submission is imported (the fork server imports this module):
 # replacing the timing module's functions does not reach these. The submission runs in this process
 # and can still reach anything here; the parent's clock (benchmark.wall_bound) is the check on the
@@ -44,19 +44,33 @@ def build(module, cls: str, payload: dict, device: str):
     """(model, inputs) on the device, the model built from the case's model seed."""
     import torch
 
-    inputs = [v.to(device) if isinstance(v, torch.Tensor) else v for v in payload["inputs"]]
     torch.manual_seed(payload.get("seed", 0))  # both sides draw the same initial weights
     model = getattr(module, cls)(*payload["init"])
     if isinstance(model, torch.nn.Module):
         model = model.to(device)
-    return model, inputs
+    return model, on_device(payload, device)
+
+
+def on_device(payload: dict, device: str) -> list:
+    """A fresh device copy of a case's inputs."""
+    import torch
+
+    return [v.to(device, copy=True) if isinstance(v, torch.Tensor) else v for v in payload["inputs"]]
 
 
 def run_case(module, cls: str, payload: dict, device: str, state: bool) -> CaseResult:
+    try:
+        model, inputs = build(module, cls, payload, device)
+        return call_case(model, inputs, device, state)
+    except BaseException as e:  # the parent records it as this case's failure
+        return _failed(e)
+
+
+def call_case(model, inputs: list, device: str, state: bool) -> CaseResult:
+    """One call of `model` on `inputs`: its outputs and the inputs as they are after it."""
     import torch
 
     try:
-        model, inputs = build(module, cls, payload, device)
         before = [v.clone() if isinstance(v, torch.Tensor) else None for v in inputs]
         with torch.no_grad():
             out = model(*inputs)
@@ -138,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.device != "cpu":  # the accelerator's start, on its own line of the timeline
         torch.empty(0, device=args.device)
         mark("device")
-    module, load_error, verified, timed = None, None, None, None
+    module, load_error, verified, timed, check = None, None, None, None, None
     seeds = json.loads(case_seeds(inputs).read_text()) if args.make_inputs else {}
     for idx in cases:
         case_started(out, idx).touch()
@@ -165,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
             verified = payload
         if idx == TIMED_CASE and result.get("ok"):
             timed = payload
+        if idx == check_case(cases) and result.get("ok"):
+            check = (idx, payload)
         _publish(case_result(out, idx), lambda path: save(result, path))
         mark(f"case{idx}")  # the first case's includes compiling the kernels
     if args.census and verified is not None:
@@ -176,21 +192,23 @@ def main(argv: list[str] | None = None) -> int:
     if args.time and timed is not None:
         mark.publish()
         warmup, repeats = (int(n) for n in args.time.split(","))
-        time_case(module, args.cls, timed, args.device, out, warmup, repeats, args.baseline, args.operators)
+        time_case(module, args.cls, timed, check, args.device, out, warmup, repeats, args.baseline, args.operators)
         mark("timing")
     mark.publish()
     return 0
 
 
-def time_case(module, cls: str, payload: dict, device: str, out: Path, warmup: int, repeats: int, baseline: str,
-              with_operators: bool) -> None:
+def time_case(module, cls: str, payload: dict, check: tuple[int, dict] | None, device: str, out: Path, warmup: int, repeats: int,
+              baseline: str, with_operators: bool) -> None:
     """The timed phase: build the call, call it once, say ready, wait for the parent's go (it holds
-    the device's timing lock from then until this child ends), time, write the times; then the output of
-    the last timed call and, if asked, the per-operator times, outside the parent's clock."""
+    the device's timing lock from then until this child ends), time, write the times; then, outside
+    the parent's clock, the candidate's result for one more call of the timed instance on the inputs
+    of `check` (case number, payload: another case's, protocol.check_case) and, if asked, the
+    per-operator times."""
     import torch
 
     side = "framework" if cls == "Model" else "implementation"
-    last, call = None, None
+    call = None
     try:
         model, inputs = build(module, cls, payload, device)
         with torch.no_grad():
@@ -201,7 +219,7 @@ def time_case(module, cls: str, payload: dict, device: str, out: Path, warmup: i
             timing_ready(out).touch()
             while not os.path.lexists(timing_go(out)):
                 time.sleep(0.001)
-            times, last = measure(call, device, warmup, repeats)
+            times = measure(call, device, warmup, repeats)
             if side == "implementation":
                 check_untimed(times)
         result: dict = {side: times}
@@ -210,8 +228,9 @@ def time_case(module, cls: str, payload: dict, device: str, out: Path, warmup: i
     _publish(timing_result(out, TIMED_CASE), lambda path: path.write_text(json.dumps(result)))
     if "error_type" in result:
         return
-    if side == "implementation":
-        _publish(timed_outputs(out, TIMED_CASE), lambda path: save(CaseResult(ok=True, outputs=_portable(last)), path))
+    if side == "implementation" and check is not None:
+        checked = call_case(model, on_device(check[1], device), device, False)
+        _publish(checked_call(out, check[0]), lambda path: save(checked, path))
     if with_operators:
         with torch.no_grad():
             ops = operators(call, device)

@@ -149,8 +149,7 @@ def run_gate(path: str, lint_valid: bool, lint_skipped: bool, backend: Backend, 
     elif not backend.times:
         out["benchmark_skipped"] = "cpu backend (Triton's interpreter): correctness only, no timing claims"
     else:  # timed in the candidate's own child, after its cases and census (runner.Timed)
-        row = shape_row(1, kept["inputs"], kept["reference"].framework, kept["timed"], None, kept["outputs"],
-                        bool(v["inplace_outputs"]), opts.policy, backend)
+        row = shape_row(1, kept["inputs"], kept["reference"].framework, kept["timed"], None, kept["check"])
         perf = perf_report([row], impl.stem, opts.warmup, opts.repeats, opts.baseline, backend)
         out["benchmark"] = perf
         raw = score(perf["speedup_vs_torch"], correct)

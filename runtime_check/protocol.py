@@ -5,8 +5,8 @@ reported.
 The reference's child writes each case's inputs to `caseN.pt`. A child (`child.py`)
 touches `N.start` before it runs case N and writes `N.pt` when it is done; with a
 timed phase (`--time`) it then touches `ready`, waits for the parent's `go`, and
-writes its times to `timing1.json`, the output of its last timed call to `last1.pt`
-and, if asked, `operators1.json`; `marksN.json` is its own timeline. Every child's
+writes its times to `timing1.json`, the result of one more call after the timed ones, on
+another case's inputs (`checkedN.pt`, check_case), and, if asked, `operators1.json`; `marksN.json` is its own timeline. Every child's
 stdout and stderr go to a log file, whose end is the crash report when the child
 dies. Imports no torch.
 
@@ -131,11 +131,20 @@ def census_result(folder: Path) -> Path:
     return folder / "census.json"
 
 
-def timed_outputs(folder: Path, idx: int) -> Path:
-    return folder / f"last{idx}.pt"
+def checked_call(folder: Path, idx: int) -> Path:
+    return folder / f"checked{idx}.pt"
 
 
 TIMED_CASE = 1  # the case whose inputs a timed phase times (its seed, like every case's, is secret)
+CHECK_CASE = 2  # the case whose inputs the call after the timed ones runs on (check_case)
+
+
+def check_case(cases: list[int]) -> int:
+    """The case of the call after a candidate's timed ones, which must match the reference's answer
+    for it: not the timed case where the run has another, so a call that skipped its work and
+    returned a buffer from an earlier call (the allocator hands the same memory back) holds the
+    answer to other inputs. With one case, the timed case itself."""
+    return CHECK_CASE if CHECK_CASE in cases else TIMED_CASE
 
 
 def timing_ready(folder: Path) -> Path:
@@ -330,20 +339,6 @@ def load_case_result(path: Path) -> CaseResult:
     if "state" in result and not isinstance(result["state"], dict):
         return failed_case("CorruptResult", f"{path.name}: the model state is not a dict")
     return result
-
-
-def load_timed_outputs(path: Path):
-    """The output of a candidate's last timed call (what `lastN.pt` holds under "outputs"), or a
-    TimedOutputMissing failure. Never raises, never blocks."""
-    import torch
-
-    data = read_untrusted(path, CASE_RESULT_BYTES)
-    if isinstance(data, dict):
-        return failure("TimedOutputMissing", f"the timed calls left no readable output ({data['error_msg']})")
-    try:
-        return torch.load(io.BytesIO(data), weights_only=True)["outputs"]
-    except Exception as e:  # not plain tensors, or no outputs: the candidate's process tampered with it
-        return failure("TimedOutputMissing", f"the timed calls left no readable output ({type(e).__name__})")
 
 
 _SIDE_NUMBERS = ("avg_latency_ms", "min_ms", "p20_ms", "p80_ms", "mean_ms", "peak_memory_mb", "sync_wait_ms",

@@ -20,11 +20,10 @@ from pathlib import Path
 
 from tritonlint.runtime_check.backends import Backend, timing_lock
 from tritonlint.runtime_check.options import DEFAULTS
-from tritonlint.runtime_check.protocol import (TIMED_CASE, CaseResult, ChildSpec, case_result, case_started, census_result, child_log,
-                                               child_marks, crash_report, failed_case, failure,
-                                               load_case_result, load_marks,
-                                               load_operators, load_timed_outputs, load_timing_result, operators_result,
-                                               timed_outputs, timing_go, timing_ready, timing_result)
+from tritonlint.runtime_check.protocol import (TIMED_CASE, CaseResult, ChildSpec, case_result, case_started, census_result,
+                                               check_case, checked_call, child_log, child_marks, crash_report, failed_case,
+                                               failure, load_case_result, load_marks, load_operators, load_timing_result,
+                                               operators_result, timing_go, timing_ready, timing_result)
 
 POLL_S = 0.02
 TIMED_POLL_S = 0.002  # while the parent's clock runs around a timed phase
@@ -49,7 +48,9 @@ class Timed:
     # what came back, set by run_side: the times ({side: times}) or why there are none (a Failure);
     # None when the parent did not say go
     result: dict | None = None
-    outputs: object = None  # the candidate's output of its last timed call, or a Failure (load_timed_outputs)
+    # the candidate's call after its timed ones, on another case's inputs (protocol.check_case):
+    # (that case, its CaseResult), which the parent checks as it checks a verify case
+    checked: tuple[int, CaseResult] | None = None
     wall_s: float | None = None  # the parent's clock from its go to the times
     side_name: str = "implementation"  # set by run_side: "framework" for Model
 
@@ -166,7 +167,8 @@ def _timed_phase(proc, out: Path, timed: Timed, backend: Backend, timeout: float
     if "error_type" in timed.result:
         return
     if "implementation" in timed.result:
-        timed.outputs = load_timed_outputs(timed_outputs(out, TIMED_CASE))
+        idx = check_case(sorted(results))
+        timed.checked = (idx, load_case_result(checked_call(out, idx)))
     if timed.operators:
         ops = load_operators(operators_result(out, TIMED_CASE))
         if "error_type" in ops:

@@ -37,6 +37,7 @@ from tritonlint.runtime_check.options import BACKENDS, DEFAULTS, POLICIES
 from tritonlint.runtime_check.protocol import UNCHANGED, strict_json, Failure, failure
 from tritonlint.runtime_check.reference import References, reference_key, run_reference
 from tritonlint.runtime_check.runner import Timed, run_side
+from tritonlint.runtime_check.sandbox import read_only_held
 from tritonlint.runtime_check.tasks import IMPL, load_module
 
 def describe(values) -> list[dict]:
@@ -99,9 +100,9 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
            policy: str = DEFAULTS.policy, small: bool | None = None, op_name: str | None = None,
            probe_state: bool = False, cache_dir: str | None = None, keep: dict | None = None,
            references: References | None = None, timed: Timed | None = None) -> dict:
-    """`keep`, when given, receives the reference's outputs for case 1 (the inputs a timed phase
-    times), the inputs learned to be in-place outputs, and the reference run itself
-    (`keep["reference"]`). `references`: the reference runs of this gate run, reused by every
+    """`keep`, when given, receives case 1's inputs (the ones a timed phase times), how to check the
+    candidate's call after its timed ones (`keep["check"]`: check_timed), and the reference run
+    itself (`keep["reference"]`). `references`: the reference runs of this gate run, reused by every
     submission of the same task (reference.py); without it the reference runs afresh.
     `timed` (its options): each side's child times its model on case 1 after its cases, the
     candidate's only when every case passed and the census accepts it; the candidate's timed
@@ -147,7 +148,7 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
         ready = [i for i in cases if refs[i].get("ok")]  # a case the reference failed is the reference's error
         cands = run_side(backend, impl_path, "ModelNew", run.folder, ready, timeout, state=probe_state, env=env,
                          census=found, phases=timeline, timed=mine) if ready else {}
-        run.exposed = run.exposed or any("read-only" not in str(c.get("isolation")) for c in cands.values())
+        run.exposed = run.exposed or not all(read_only_held(c.get("isolation")) for c in cands.values())
         clock.lap("candidate")  # its child's start, compile, the verify cases, the census and its timed phase
     finally:
         if references is None:
@@ -155,9 +156,8 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
     if not judged:  # judged already when the child that ran every case reached its timed phase
         judge_cases(cands, found)
     if keep is not None and refs.get(1, {}).get("ok"):
-        keep["outputs"] = refs[1]["outputs"]
         keep["inputs"] = inputs[1]  # the timed phase's inputs: case 1's, whose seed the candidate never saw
-        keep["inplace_outputs"] = judged["learned"]
+        keep["check"] = functools.partial(check_timed, backend, inputs, refs, judged["learned"], policy)
         keep["reference"] = run
         keep["timed"] = mine
     clock.lap("compare")
@@ -206,21 +206,43 @@ def _compare_cases(backend: Backend, cases: list[int], refs: dict, cands: dict, 
         # `inputs[idx]` is the parent's own copy, loaded from the file the reference's child made
         # before any candidate's child started: no candidate ever had it. It stays on the host: an
         # input a child reports unchanged is this very copy, and only what changed is compared.
-        pristine = inputs[idx]
+        pristine, cand = inputs[idx], cands.get(idx)
         ref = unchanged_inputs(on_device(backend.device, refs[idx]), pristine)
-        cand = unchanged_inputs(on_device(backend.device, cands.get(idx)), pristine)
         inplace = declared if declared is not None else (inplace_learned(pristine, ref) if ref.get("ok") else [])
         learned.update(inplace)
-        if not ref.get("ok"):
-            why = failure("ReferenceError", f"the reference failed: {ref['error_type']}: {ref['error_msg']}")
-        elif not (cand or {}).get("ok"):
-            why = failure(cand["error_type"], cand["error_msg"]) if cand else failure("NotRun", "the candidate's child ran no such case")
-        else:
-            why = _check(pristine, ref, cand, inplace, policy, diffs, backend.device) or (_probe(ref, cand) if probe_state else None)
+        why = judge_case(backend, pristine, ref, cand, inplace, policy, diffs, probe_state)
+        if ref.get("ok") and (cand or {}).get("ok"):
             notes += [{"case_idx": idx, "note": n} for n in layout_notes(cand["outputs"], cand.get("outputs_meta"))]
         if why is not None:
             failures.append({"case_idx": idx, "input_desc": descs[idx], **why})
     return {"failures": failures, "diffs": diffs, "notes": notes, "learned": sorted(learned)}
+
+
+def judge_case(backend: Backend, pristine: list, ref: dict, cand: dict | None, inplace: list[int], policy: str,
+               diffs: dict | None = None, probe_state: bool = False) -> Failure | None:
+    """Why a candidate's result for one case fails against the reference's (both as their children
+    left them, `pristine` the parent's copy of the case's inputs), or None; compared on the device."""
+    ref = unchanged_inputs(on_device(backend.device, ref), pristine)
+    cand = unchanged_inputs(on_device(backend.device, cand), pristine)
+    if not ref.get("ok"):
+        return failure("ReferenceError", f"the reference failed: {ref['error_type']}: {ref['error_msg']}")
+    if not (cand or {}).get("ok"):
+        return failure(cand["error_type"], cand["error_msg"]) if cand else failure("NotRun", "the candidate's child ran no such case")
+    return _check(pristine, ref, cand, inplace, policy, {} if diffs is None else diffs, backend.device) or (
+        _probe(ref, cand) if probe_state else None)
+
+
+def check_timed(backend: Backend, inputs: dict, refs: dict, inplace: list[int], policy: str,
+                checked: tuple[int, dict] | None) -> Failure | None:
+    """The candidate's call after its timed ones (runner.Timed.checked: on another case's inputs
+    than the timed case's) judged as that case was: TimedOutputMismatch, or None."""
+    if checked is None:
+        return failure("TimedOutputMismatch", "the candidate's child made no call after its timed ones")
+    idx, cand = checked
+    why = judge_case(backend, inputs[idx], refs[idx], cand, inplace, policy)
+    return None if why is None else failure(
+        "TimedOutputMismatch", f"the call after the timed ones, on case {idx}'s inputs, differs from the reference's: "
+                               f"{why['error_type']}: {why['error_msg']}")
 
 
 def _start_device(backend: Backend) -> threading.Thread:
