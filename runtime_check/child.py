@@ -192,14 +192,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.time and timed is not None:
         mark.publish()
         warmup, repeats = (int(n) for n in args.time.split(","))
-        time_case(module, args.cls, timed, check, args.device, out, warmup, repeats, args.baseline, args.operators)
+        time_case(module, args.cls, timed, check, args.device, out, warmup, repeats, args.baseline, args.operators, mark)
         mark("timing")
     mark.publish()
     return 0
 
 
 def time_case(module, cls: str, payload: dict, check: tuple[int, dict] | None, device: str, out: Path, warmup: int, repeats: int,
-              baseline: str, with_operators: bool) -> None:
+              baseline: str, with_operators: bool, mark=lambda name: None) -> None:
     """The timed phase: build the call, call it once, say ready, wait for the parent's go (it holds
     the device's timing lock from then until this child ends), time, write the times; then, outside
     the parent's clock, the candidate's result for one more call of the timed instance on the inputs
@@ -217,8 +217,10 @@ def time_case(module, cls: str, payload: dict, check: tuple[int, dict] | None, d
             if device != "cpu":
                 getattr(torch, device).synchronize()
             timing_ready(out).touch()
+            mark("build")  # the model, its inputs and its first call
             while not os.path.lexists(timing_go(out)):
                 time.sleep(0.001)
+            mark("go")  # waiting for the parent's judgement and the device's timing lock
             times = measure(call, device, warmup, repeats)
             if side == "implementation":
                 check_untimed(times)

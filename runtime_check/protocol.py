@@ -217,6 +217,9 @@ class ChildSpec:
     env: dict[str, str]  # Backend.child_env(): the interpreter switch, a private Triton cache
     writable: tuple[str, ...] = ()  # folders the child writes besides its box (its result folder)
     isolate: bool = True  # own namespaces where the kernel allows (sandbox.py)
+    # forked once the fork server has done its idle imports (zygote.LATER), which a child that launches
+    # Triton kernels and takes a census would otherwise do itself: the candidate's
+    warm: bool = False
 
     @contextmanager
     def running(self, log: Path) -> Iterator["Forked"]:
@@ -235,7 +238,8 @@ class ChildSpec:
             os.makedirs(cache, exist_ok=True)
         writable = [str(box), *self.writable, *([cache] if cache else [])]
         try:
-            proc = server_for(env).spawn(self.module, list(self.args), env, str(box / "work"), writable, self.isolate, log)
+            proc = server_for(env).spawn(self.module, list(self.args), env, str(box / "work"), writable, self.isolate, log,
+                                         self.warm)
         except BaseException:
             shutil.rmtree(box, ignore_errors=True)
             raise

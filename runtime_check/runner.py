@@ -92,7 +92,8 @@ def run_side(backend: Backend, module: Path, cls: str, inputs: Path, cases: list
                              + (("--state",) if state else ()) + (("--census",) if census is not None else ())
                              + (("--make-inputs", make_inputs) if make_inputs else ())
                              + (timed.args() if timed is not None else ()),
-                             env or backend.child_env(), writable=(str(out),) + ((str(inputs),) if make_inputs else ()))
+                             env or backend.child_env(), writable=(str(out),) + ((str(inputs),) if make_inputs else ()),
+                             warm=cls != "Model")
             if timed is not None:
                 timed.side_name = "framework" if cls == "Model" else "implementation"
             results.update(_one_child(spec, out, pending, timeout, phases, timed, backend, census))

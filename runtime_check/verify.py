@@ -190,7 +190,9 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
         "environment": env_json,
         "phases_s": clock.laps,  # wall time the parent saw per phase
         # inside each child, by its own account (protocol.load_marks): start (the fork and the sandbox), device,
-        # load (the module), inputsN (made on the device), caseN (the first compiles), census, timing
+        # load (the module), inputsN (made on the device), caseN (the first compiles), census, and the
+        # timed phase: build (its call and the first, untimed call), go (waiting for the parent's
+        # judgement and the timing lock), timing (the timed calls, the check call, the files)
         "child_phases_s": {"reference": {} if reused else run.phases, "candidate": timeline},
         "reference_reused": reused,  # its inputs and outputs came from an earlier submission of this run
         "isolation": next((c.get("isolation") for c in cands.values() if c.get("isolation")), None),  # protocol.ChildSpec

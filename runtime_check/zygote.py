@@ -13,7 +13,7 @@ folders the child may write.
 
 Requests and replies are JSON lines on its stdin and stdout:
     {"op": "spawn", "id": N, "module": M, "args": [...], "env": {...}, "box": DIR, "rw": [...],
-     "isolate": bool, "log": FILE}   ->  {"id": N, "pid": KEEPER}
+     "isolate": bool, "log": FILE, "warm": bool}   ->  {"id": N, "pid": KEEPER}
     {"op": "stop", "id": N}          ->  (SIGTERM to the keeper, SIGKILL to its group after a grace)
     a child that ended               ->  {"id": N, "status": WAITSTATUS, "isolation": LINE}
 For each spawn it forks a keeper (sandbox.keep: namespaces or the subreaper), which runs
@@ -78,6 +78,13 @@ def _preload(names) -> None:
             importlib.import_module(name)
         except ImportError:  # triton missing: the children say so in their own results
             pass
+
+
+def _step(step) -> None:
+    try:
+        step()
+    except Exception:  # a step that fails costs the children its time, nothing else
+        pass
 
 
 def _send(msg: dict) -> None:
@@ -150,10 +157,7 @@ def serve() -> None:
         timeout = max(0.0, min(stopping.values()) - time.monotonic()) if stopping else None
         ready, _, _ = select.select([0, wake_r], [], [], 0.0 if later else timeout)  # requests before idle work
         if not ready and later:  # idle: the rest of the preload, one step at a time
-            try:
-                later.pop(0)()
-            except Exception:  # a step that fails costs the children its time, nothing else
-                pass
+            _step(later.pop(0))
         if wake_r in ready:
             os.read(wake_r, 4096)
         if 0 in ready:
@@ -167,6 +171,8 @@ def serve() -> None:
                 line, buf = buf.split(b"\n", 1)
                 req = json.loads(line)
                 if req["op"] == "spawn":
+                    while req.get("warm") and later:
+                        _step(later.pop(0))
                     pid, report_r = fork_piped(lambda report_w, req=req: _keeper(req, report_w))
                     keepers[pid] = (req["id"], report_r)
                     _send({"id": req["id"], "pid": pid})
@@ -308,16 +314,17 @@ class Zygote:
                 self.dead = True
 
     def spawn(self, module: str, args: list[str], env: dict[str, str], box: str, rw: list[str], isolate: bool,
-              log: Path) -> Forked:
+              log: Path, warm: bool = False) -> Forked:
         """Asked at once, ready or not: a request sent while the server still imports waits in its
-        pipe, and the server answers it before its idle work (LATER), so the first child of a run
-        does not wait behind those imports."""
+        pipe, and the server answers it before its idle work (LATER), so the reference's child does
+        not wait behind those imports; a `warm` child is forked only once they are done (what it
+        inherits, it does not redo)."""
         with self.lock:
             self.next_id += 1
             child = Forked(self, self.next_id)
             self.children[child.id] = child
         self._request({"op": "spawn", "id": child.id, "module": module, "args": list(args), "env": env, "box": box,
-                       "rw": list(rw), "isolate": isolate, "log": str(log)})
+                       "rw": list(rw), "isolate": isolate, "log": str(log), "warm": warm})
         if not child.started.wait(START_TIMEOUT_S) or self.dead:
             with self.lock:
                 self.children.pop(child.id, None)
@@ -325,6 +332,11 @@ class Zygote:
         return child
 
     def close(self) -> None:
+        if self.next_id == 0:  # it never forked: nothing of it to wait for, its imports not even
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         try:
             self.proc.stdin.close()
         except OSError:

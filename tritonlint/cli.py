@@ -105,6 +105,8 @@ def _main(argv: list[str]) -> int:
         return _usage("-", "standard input is linted alone")
     if stdin and (args.fix or args.unsafe_fixes) and not args.diff:
         return _usage("--fix", "standard input cannot be fixed in place; use --diff")
+    if args.run or args.run_npu:  # the children's fork server starts now: its imports overlap the lint and ours
+        _prestart(args)
     from tritonlint import config as cfg
     from tritonlint.files import UsageError, discover, lint_many
     from tritonlint.report import build_report, use_color, write_json, write_text
@@ -212,17 +214,21 @@ def exit_code(results, fail_on: str, diff: bool = False) -> int:
     return EXIT_FINDINGS if diff and any(r.diff for r in results) else EXIT_OK
 
 
+def _prestart(args) -> None:
+    try:
+        from tritonlint.runtime_check.backends import Backend
+        from tritonlint.runtime_check.protocol import prestart
+    except ImportError:  # no runtime extra: _run_gate says so
+        return
+    # an accelerator's children (npu or cuda) share one environment; only cpu's adds the interpreter
+    prestart(Backend("cpu" if args.backend == "cpu" and not args.run_npu else "cuda", True).child_env())
+
+
 def _run_gate(results, args) -> bool | None:
     """Fill files[].runtime; None (after one clear line on stderr) when the gate cannot run:
     no runtime extra, no usable backend, or a missing or broken reference task."""
     from tritonlint.engine import OK, SKIPPED
 
-    if any(r.status == OK and r.valid for r in results):  # something will run: start the children's fork
-        from tritonlint.runtime_check.backends import Backend  # server now, its imports overlap this process's
-        from tritonlint.runtime_check.protocol import prestart
-
-        # an accelerator's children (npu or cuda) share one environment; only cpu's adds the interpreter
-        prestart(Backend("cpu" if args.backend == "cpu" and not args.run_npu else "cuda", True).child_env())
     try:
         from tritonlint.runtime_check.backends import BackendUnavailable, get_backend
         from tritonlint.runtime_check.gate import GateError, reference_for, run_gate
