@@ -6,6 +6,7 @@
 #     bash benchmarks/device_speed.sh tests       # the GPU side of the timed-phase, census and benchmark tests
 #     bash benchmarks/device_speed.sh cases       # the 13 cases through `--run`, and (c) warm on four of them
 #     bash benchmarks/device_speed.sh probes      # the first launch of a cached kernel; the timer after a census
+#     bash benchmarks/device_speed.sh timeline    # the parent's timeline of one warm `--run`, three ways of starting its CUDA
 #     bash benchmarks/device_speed.sh ab          # (a), (b) and (b2)
 #     bash benchmarks/device_speed.sh scaling     # (s): eval on one GPU, then on all (a 2-GPU machine)
 # Each part fits one 10-minute call; several parts in one call run in turn (`tests cases`).
@@ -30,18 +31,28 @@ cases)
 import json, sys
 for f in json.load(open(sys.argv[1]))["files"]:
     r = f.get("runtime") or {}
-    print(f["path"].split("/")[-2], r.get("verdict"), (r.get("why") or "")[:120], (r.get("verify") or {}).get("phases_s"))
+    b = r.get("benchmark") or {}
+    rows = [(s.get("framework") or {}).get("avg_latency_ms") for s in b.get("per_shape_results") or []], \
+        [(s.get("implementation") or {}).get("avg_latency_ms") for s in b.get("per_shape_results") or []]
+    print(f["path"].split("/")[-2], r.get("verdict"), (r.get("why") or "")[:120], b.get("speedup_vs_torch"), rows,
+          (r.get("verify") or {}).get("phases_s"), (r.get("verify") or {}).get("child_phases_s", {}).get("candidate"))
 PY
     timeout 300 python3 benchmarks/gate_speed.py --parts c_warm,c_cold --only gelu,softmax,rope,add_rmsnorm_cast \
         --out "$OUT/gate_speed_c.json" 2>&1 | tail -10 ;;
 probes)
     timeout 60 python3 benchmarks/probes/_probe_first_launch.py
     timeout 90 python3 benchmarks/probes/_probe_after_profiler.py ;;
+timeline)
+    for c in gelu softmax add_rmsnorm_cast; do  # the cache warm first
+        timeout 60 python3 -m tritonlint cases/*/$c/*_impl.py --run --backend cuda > /dev/null 2>&1; done
+    for mode in thread sync lazy; do for c in gelu softmax add_rmsnorm_cast; do
+        t=$(date +%s.%N); timeout 60 python3 benchmarks/probes/_probe_timeline.py $mode cases/*/$c/*_impl.py $t 2>&1 | tail -16
+    done; done ;;
 ab)
     timeout 480 python3 benchmarks/gate_speed.py --parts a,b,b2 --out "$OUT/gate_speed_ab.json" 2>&1 | tail -8 ;;
 scaling)
     timeout 560 python3 benchmarks/gate_speed.py --parts s --gens 4 --out "$OUT/gate_speed_s.json" 2>&1 | tail -6 ;;
 *)
-    echo "usage: $0 tests|cases|ab|scaling ..." >&2; exit 2 ;;
+    echo "usage: $0 tests|cases|probes|timeline|ab|scaling ..." >&2; exit 2 ;;
 esac
 done

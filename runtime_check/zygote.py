@@ -59,7 +59,7 @@ def _triton_key() -> None:
             return
 
 
-# Done once the server is ready, while it has nothing to do (the reference's child runs first):
+# Done once the server has forked its first child, while it has nothing to do (the reference's runs):
 # a TorchDispatchMode's first use imports torch._dynamo (1-2 s), and every candidate's census uses
 # one; a candidate's first Triton launch needs Triton's key, and imports Gluon (0.17 s on the H100
 # machine, Triton 3.6) where its version has it.
@@ -85,6 +85,41 @@ def _step(step) -> None:
         step()
     except Exception:  # a step that fails costs the children its time, nothing else
         pass
+
+
+class _Idle:
+    """The rest of the preload (LATER), one step at a time on a thread once the server has forked its
+    first child (whose request may be on its way: the parent imports torch as long as the server
+    does), so the server goes on answering while a step runs: a child's end is reported when it
+    comes, not 1-2 s later. Nothing is forked beside a step: a fork waits for the one under way (a
+    process forked mid-import would inherit a half-made module), a warm fork for every step."""
+
+    def __init__(self, steps, wake_w: int):
+        self.steps, self.wake_w, self.thread = list(steps), wake_w, None
+
+    def poll(self) -> None:
+        """Start the next step if none runs."""
+        if self.thread is not None and not self.thread.is_alive():
+            self.thread.join()
+            self.thread = None
+        if self.thread is None and self.steps:
+            self.thread = threading.Thread(target=self._run, args=(self.steps.pop(0),), daemon=True)
+            self.thread.start()
+
+    def _run(self, step) -> None:
+        _step(step)
+        try:
+            os.write(self.wake_w, b"i")  # wakes the loop's select to start the next
+        except OSError:
+            pass
+
+    def settle(self, warm: bool) -> None:
+        """Before a fork: the step under way done, and for a warm child every step."""
+        if self.thread is not None:
+            self.thread.join()
+            self.thread = None
+        while warm and self.steps:
+            _step(self.steps.pop(0))
 
 
 def _send(msg: dict) -> None:
@@ -144,20 +179,20 @@ def serve() -> None:
     from tritonlint.runtime_check.sandbox import fork_piped
 
     _preload(PRELOAD)
-    later = list(LATER)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)  # only to wake the select below
     keepers: dict[int, tuple[int, int]] = {}  # keeper pid -> (request id, its report pipe)
     stopping: dict[int, float] = {}  # keeper pid -> when its group is killed
+    idle, forked = _Idle(LATER, wake_w), False
     _send({"ready": READY})
     buf = b""
     while True:
+        if forked:
+            idle.poll()
         timeout = max(0.0, min(stopping.values()) - time.monotonic()) if stopping else None
-        ready, _, _ = select.select([0, wake_r], [], [], 0.0 if later else timeout)  # requests before idle work
-        if not ready and later:  # idle: the rest of the preload, one step at a time
-            _step(later.pop(0))
+        ready, _, _ = select.select([0, wake_r], [], [], timeout)
         if wake_r in ready:
             os.read(wake_r, 4096)
         if 0 in ready:
@@ -171,9 +206,9 @@ def serve() -> None:
                 line, buf = buf.split(b"\n", 1)
                 req = json.loads(line)
                 if req["op"] == "spawn":
-                    while req.get("warm") and later:
-                        _step(later.pop(0))
+                    idle.settle(bool(req.get("warm")))
                     pid, report_r = fork_piped(lambda report_w, req=req: _keeper(req, report_w))
+                    forked = True
                     keepers[pid] = (req["id"], report_r)
                     _send({"id": req["id"], "pid": pid})
                 elif req["op"] == "stop":
@@ -316,8 +351,8 @@ class Zygote:
     def spawn(self, module: str, args: list[str], env: dict[str, str], box: str, rw: list[str], isolate: bool,
               log: Path, warm: bool = False) -> Forked:
         """Asked at once, ready or not: a request sent while the server still imports waits in its
-        pipe, and the server answers it before its idle work (LATER), so the reference's child does
-        not wait behind those imports; a `warm` child is forked only once they are done (what it
+        pipe, and the server's idle work (LATER) waits for its first child, so the reference's child
+        does not wait behind those imports; a `warm` child is forked only once they are done (what it
         inherits, it does not redo)."""
         with self.lock:
             self.next_id += 1
