@@ -1,3 +1,3 @@
-from tritonlint.cli import main
+from tritonlint.cli import entry
 
-raise SystemExit(main())
+entry()

@@ -80,6 +80,26 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def entry() -> None:
+    """The `tritonlint` command: main(), then, where the gate ran, the exit handlers (the fork
+    servers' close) and an immediate exit: the interpreter's own teardown of torch and Triton costs
+    0.3-0.4 s and writes nothing of ours."""
+    code = main()
+    if "torch" not in sys.modules:
+        sys.exit(code)
+    import atexit
+    import logging
+
+    atexit._run_exitfuncs()
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (`| head`) or a closed stream
+            pass
+    os._exit(code)
+
+
 def _main(argv: list[str]) -> int:
     if argv[:1] == ["eval"]:
         from tritonlint.evaluate.cli import main as eval_main

@@ -77,7 +77,9 @@ def patch() -> None:
             return t
         if MODE == "sync":
             start()
-            return threading.Thread(target=lambda: None)
+            t = threading.Thread(target=lambda: None)
+            t.start()
+            return t
         return type("Lazy", (), {"join": lambda self: start()})()
     verify._start_device = start_device
 
