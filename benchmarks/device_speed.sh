@@ -7,6 +7,7 @@
 #     bash benchmarks/device_speed.sh cases       # the 13 cases through `--run`, and (c) warm on four of them
 #     bash benchmarks/device_speed.sh probes      # the first launch of a cached kernel; the timer after a census
 #     bash benchmarks/device_speed.sh timeline    # the parent's timeline of one warm `--run`, three ways of starting its CUDA
+#     bash benchmarks/device_speed.sh io          # a large case's trip through files; the parent's imports
 #     bash benchmarks/device_speed.sh ab          # (a), (b) and (b2)
 #     bash benchmarks/device_speed.sh scaling     # (s): eval on one GPU, then on all (a 2-GPU machine)
 # Each part fits one 10-minute call; several parts in one call run in turn (`tests cases`).
@@ -48,11 +49,14 @@ timeline)
     for mode in thread sync lazy; do for c in gelu softmax add_rmsnorm_cast; do
         t=$(date +%s.%N); timeout 60 python3 benchmarks/probes/_probe_timeline.py $mode cases/*/$c/*_impl.py $t 2>&1 | tail -16
     done; done ;;
+io)
+    timeout 120 python3 benchmarks/probes/_probe_case_io.py
+    python3 -X importtime -c "import tritonlint.cli, tritonlint.runtime_check.gate" 2>&1 | sort -t'|' -k2 -n | tail -12 ;;
 ab)
     timeout 480 python3 benchmarks/gate_speed.py --parts a,b,b2 --out "$OUT/gate_speed_ab.json" 2>&1 | tail -8 ;;
 scaling)
     timeout 560 python3 benchmarks/gate_speed.py --parts s --gens 4 --out "$OUT/gate_speed_s.json" 2>&1 | tail -6 ;;
 *)
-    echo "usage: $0 tests|cases|probes|timeline|ab|scaling ..." >&2; exit 2 ;;
+    echo "usage: $0 tests|cases|probes|timeline|io|ab|scaling ..." >&2; exit 2 ;;
 esac
 done
