@@ -103,7 +103,9 @@ def make_case(module, make: str, seed: int, device: str) -> tuple[CaseInput, lis
     except Exception:
         torch.manual_seed(seed)
         made = list(getattr(module, make)())
-    values = [v.detach().cpu() if isinstance(v, torch.Tensor) else v for v in made]
+    from tritonlint.runtime_check.compare import host_copy
+
+    values = [(v.detach() if v.device.type == "cpu" else host_copy(v)) if isinstance(v, torch.Tensor) else v for v in made]
     return CaseInput(init=list(module.get_init_inputs()), inputs=values, seed=MODEL_SEED), made
 
 

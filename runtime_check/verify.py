@@ -137,9 +137,11 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
 
     def judge_cases(cands: dict, found: dict | None) -> bool:
         """The parent's verdict on the candidate's cases (and census); True: time it."""
+        started = time.perf_counter()
         warm.join()
         judged.update(_compare_cases(backend, cases, refs, cands, inputs, declared, policy, probe_state, descs))
         judged["census"] = judge(found) if found else None
+        judged["judge_s"] = round(time.perf_counter() - started, 3)
         return census_refusal({"failures": judged["failures"], "total_cases": len(cases), "census": judged["census"]}) is None
 
     found, timeline = {}, {}
@@ -161,6 +163,7 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
         keep["reference"] = run
         keep["timed"] = mine
     clock.lap("compare")
+    clock.laps["judge"] = judged["judge_s"]  # the parent's comparison of every case and its census (within `candidate` when timed)
     if mine is not None and mine.wall_s is not None:
         clock.laps["timing"] = round(mine.wall_s, 3)  # the candidate's timed phase, on the parent's clock (within `candidate`)
     env_json = environment(backend)
