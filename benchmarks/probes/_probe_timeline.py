@@ -60,9 +60,16 @@ def patch() -> None:
     import torch
     from tritonlint.runtime_check import verify, zygote
 
+    from tritonlint.runtime_check import runner
+
     wrap(verify, "run_reference", "parent: reference run")
     wrap(verify, "run_side", "parent: candidate run")
     wrap(zygote.Zygote, "spawn", "parent: spawn")
+    wrap(runner, "load_case_result", "parent: load a case result")
+    wrap(runner, "_timed_phase", "parent: timed phase")
+    wrap(runner, "_say_go", "parent: go")
+    wrap(verify, "_compare_cases", "parent: compare cases")
+    wrap(verify, "judge", "parent: judge census")
 
     def start_device(backend):
         def start():
