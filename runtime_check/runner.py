@@ -73,14 +73,17 @@ class Timed:
 
 def run_side(backend: Backend, module: Path, cls: str, inputs: Path, cases: list[int], timeout: float, *,
              state: bool = False, env: dict[str, str] | None = None, census: dict | None = None,
-             make_inputs: str | None = None, phases: dict | None = None, timed: Timed | None = None) -> dict[int, CaseResult]:
+             make_inputs: str | None = None, phases: dict | None = None, timed: Timed | None = None,
+             on_result: Callable[[int, CaseResult], None] | None = None) -> dict[int, CaseResult]:
     """{case: result}; the results are loaded into memory and their files removed
     before this returns, so the next side's process never sees them. `census`, when given,
     receives the runtime census the child took after its cases (census.load's form).
     `make_inputs` (the reference's side only): the child first makes each case's input file
     in `inputs` with the task's generator of that name (child.make_case). `phases`, when given,
     receives the children's own timelines (protocol.load_marks). `timed`: a timed phase after the
-    cases, on case 1 (Timed), in the child that ran case 1 and every case after it."""
+    cases, on case 1 (Timed), in the child that ran case 1 and every case after it. `on_result(idx,
+    result)` is called with each result loaded from a child's file as it comes, while the child goes
+    on with its next case (an exception in it leaves that result for the caller to see later)."""
     results: dict[int, CaseResult] = {}
     out = Path(tempfile.mkdtemp(prefix=f"tritonlint-{cls}-"))
     try:
@@ -96,7 +99,7 @@ def run_side(backend: Backend, module: Path, cls: str, inputs: Path, cases: list
                              warm=cls != "Model")
             if timed is not None:
                 timed.side_name = "framework" if cls == "Model" else "implementation"
-            results.update(_one_child(spec, out, pending, timeout, phases, timed, backend, census))
+            results.update(_one_child(spec, out, pending, timeout, phases, timed, backend, census, on_result))
             pending = [i for i in pending if i not in results]
         if census is not None and not census:  # not read at a timed phase's go
             from tritonlint.runtime_check.census import load
@@ -108,7 +111,7 @@ def run_side(backend: Backend, module: Path, cls: str, inputs: Path, cases: list
 
 
 def _one_child(spec: ChildSpec, out: Path, cases: list[int], timeout: float, phases: dict | None, timed: Timed | None,
-               backend: Backend, census: dict | None) -> dict[int, CaseResult]:
+               backend: Backend, census: dict | None, on_result=None) -> dict[int, CaseResult]:
     """Run one child over `cases`, in order, until it has done them all or one case hangs
     or kills it; the results it left, with that case's Timeout or Crash, each with the
     isolation that held (`isolation`, set here: the child cannot forge it)."""
@@ -116,7 +119,7 @@ def _one_child(spec: ChildSpec, out: Path, cases: list[int], timeout: float, pha
     log, asked = child_log(out, cases[0]), time.time()
     timed = timed if timed is not None and cases[0] == TIMED_CASE else None  # a restarted child has not run it
     with spec.running(log) as proc:
-        _watch(proc, out, cases, timeout, log, results, ready=timing_ready(out) if timed else None)
+        _watch(proc, out, cases, timeout, log, results, ready=timing_ready(out) if timed else None, on_result=on_result)
         if timed is not None and len(results) == len(cases) and results[TIMED_CASE].get("ok"):
             _timed_phase(proc, out, timed, backend, timeout, results, census, log)
     if phases is not None:
@@ -203,7 +206,7 @@ def _until(proc, path: Path | None, timeout: float, poll: float) -> str:
 
 
 def _watch(proc, out: Path, cases: list[int], timeout: float, log: Path, results: dict[int, CaseResult],
-           ready: Path | None = None) -> None:
+           ready: Path | None = None, on_result=None) -> None:
     # One fixed deadline per case: `timeout` from the moment its start marker is first seen
     # (or, before any, from the moment the child started). A child that deletes and re-creates
     # its marker does not move it.
@@ -213,6 +216,11 @@ def _watch(proc, out: Path, cases: list[int], timeout: float, log: Path, results
         for idx in cases:
             if idx not in results and os.path.lexists(case_result(out, idx)):  # a symlink too: it is refused, not followed
                 results[idx] = load_case_result(case_result(out, idx))
+                if on_result is not None:
+                    try:
+                        on_result(idx, results[idx])
+                    except Exception:  # the caller sees this result again in what run_side returns
+                        pass
         pending = [i for i in cases if i not in results]
         if not pending:  # the census, if asked for, comes after the last case: it gets a case's time
             if _until(proc, ready, timeout, POLL_S) == "timeout":  # with a timed phase to come, until it is ready

@@ -134,14 +134,19 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
                 run.cleanup()
             raise ValueError(f"INPLACE_OUTPUTS {declared} must name tensor inputs (get_inputs gives {len(inputs[idx])})")
     judged: dict = {}
+    per_case = _Cases(backend, refs, inputs, declared, policy, probe_state, descs)
+
+    def judge_one(idx: int, cand: dict) -> None:
+        warm.join()
+        per_case.judge(idx, cand)
 
     def judge_cases(cands: dict, found: dict | None) -> bool:
         """The parent's verdict on the candidate's cases (and census); True: time it."""
         started = time.perf_counter()
         warm.join()
-        judged.update(_compare_cases(backend, cases, refs, cands, inputs, declared, policy, probe_state, descs))
+        judged.update(per_case.summary(cases, cands))
         judged["census"] = judge(found) if found else None
-        judged["judge_s"] = round(time.perf_counter() - started, 3)
+        judged["judge_s"] = round(time.perf_counter() - started, 3)  # what was left to judge at the end
         return census_refusal({"failures": judged["failures"], "total_cases": len(cases), "census": judged["census"]}) is None
 
     found, timeline = {}, {}
@@ -149,7 +154,7 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
     try:
         ready = [i for i in cases if refs[i].get("ok")]  # a case the reference failed is the reference's error
         cands = run_side(backend, impl_path, "ModelNew", run.folder, ready, timeout, state=probe_state, env=env,
-                         census=found, phases=timeline, timed=mine) if ready else {}
+                         census=found, phases=timeline, timed=mine, on_result=judge_one) if ready else {}
         run.exposed = run.exposed or not all(read_only_held(c.get("isolation")) for c in cands.values())
         clock.lap("candidate")  # its child's start, compile, the verify cases, the census and its timed phase
     finally:
@@ -202,25 +207,40 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
     }
 
 
-def _compare_cases(backend: Backend, cases: list[int], refs: dict, cands: dict, inputs: dict, declared: list | None,
-                   policy: str, probe_state: bool, descs: dict) -> dict:
-    """Each case's candidate result against the reference's, on the device: {failures, diffs,
-    notes, learned (the in-place outputs)}."""
-    failures, diffs, notes, learned = [], {}, [], set()
-    for idx in cases:
+class _Cases:
+    """The parent's verdict on a candidate's cases against the reference's, on the device: each case
+    judged once, as its result comes in (while the candidate's child goes on with the next) or
+    at the end (`summary`)."""
+
+    def __init__(self, backend: Backend, refs: dict, inputs: dict, declared: list | None, policy: str,
+                 probe_state: bool, descs: dict):
+        self.backend, self.refs, self.inputs, self.declared = backend, refs, inputs, declared
+        self.policy, self.probe_state, self.descs = policy, probe_state, descs
+        self.diffs: dict = {}
+        self.done: dict[int, tuple] = {}  # case -> (failure or None, notes, in-place outputs)
+
+    def judge(self, idx: int, cand: dict | None) -> None:
         # `inputs[idx]` is the parent's own copy, loaded from the file the reference's child made
         # before any candidate's child started: no candidate ever had it. It stays on the host: an
         # input a child reports unchanged is this very copy, and only what changed is compared.
-        pristine, cand = inputs[idx], cands.get(idx)
-        ref = unchanged_inputs(on_device(backend.device, refs[idx]), pristine)
-        inplace = declared if declared is not None else (inplace_learned(pristine, ref) if ref.get("ok") else [])
-        learned.update(inplace)
-        why = judge_case(backend, pristine, ref, cand, inplace, policy, diffs, probe_state)
+        if idx in self.done:
+            return
+        pristine = self.inputs[idx]
+        ref = unchanged_inputs(on_device(self.backend.device, self.refs[idx]), pristine)
+        inplace = self.declared if self.declared is not None else (inplace_learned(pristine, ref) if ref.get("ok") else [])
+        why = judge_case(self.backend, pristine, ref, cand, inplace, self.policy, self.diffs, self.probe_state)
+        notes = []
         if ref.get("ok") and (cand or {}).get("ok"):
-            notes += [{"case_idx": idx, "note": n} for n in layout_notes(cand["outputs"], cand.get("outputs_meta"))]
-        if why is not None:
-            failures.append({"case_idx": idx, "input_desc": descs[idx], **why})
-    return {"failures": failures, "diffs": diffs, "notes": notes, "learned": sorted(learned)}
+            notes = [{"case_idx": idx, "note": n} for n in layout_notes(cand["outputs"], cand.get("outputs_meta"))]
+        self.done[idx] = ({"case_idx": idx, "input_desc": self.descs[idx], **why} if why is not None else None, notes, inplace)
+
+    def summary(self, cases: list[int], cands: dict) -> dict:
+        """{failures, diffs, notes, learned (the in-place outputs)}, judging the cases not judged yet."""
+        for idx in cases:
+            self.judge(idx, cands.get(idx))
+        done = [self.done[idx] for idx in cases]
+        return {"failures": [f for f, _, _ in done if f is not None], "diffs": self.diffs,
+                "notes": [n for _, notes, _ in done for n in notes], "learned": sorted({i for _, _, inp in done for i in inp})}
 
 
 def judge_case(backend: Backend, pristine: list, ref: dict, cand: dict | None, inplace: list[int], policy: str,

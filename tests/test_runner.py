@@ -64,6 +64,41 @@ def test_a_crash_or_hang_costs_only_its_own_case(tmp_path):
     assert pids[0] != pids[1] == pids[2] != pids[3]  # a new child after each death, shared otherwise
 
 
+WAITS_FOR_PARENT = textwrap.dedent("""
+    import os, time
+    import torch
+
+    class Model(torch.nn.Module):
+        def forward(self, x):  # case k waits for the parent to have seen case k - 1's result
+            if int(x) > 1:
+                deadline = time.monotonic() + 30
+                while not os.path.exists(os.path.join(SEEN, str(int(x) - 1))) and time.monotonic() < deadline:
+                    time.sleep(0.01)
+            return torch.tensor([float(os.path.exists(os.path.join(SEEN, str(int(x) - 1))))])
+""")
+
+
+@requires_triton
+def test_each_result_reaches_the_parent_while_the_child_goes_on(tmp_path):
+    """on_result is called as each result comes in, not after the child: the child's next case
+    sees that it was (verify judges case k while the candidate runs case k + 1)."""
+    seen = tmp_path / "seen"
+    seen.mkdir()
+    (tmp_path / "m.py").write_text(f"SEEN = {str(seen)!r}\n" + WAITS_FOR_PARENT)
+    write_cases(tmp_path / "in", [1, 2, 3])
+    calls = []
+
+    def on_result(idx, result):
+        calls.append(idx)
+        (seen / str(idx)).touch()
+        if idx == 2:
+            raise RuntimeError("a callback that fails loses nothing")
+
+    r = run_side(CPU, tmp_path / "m.py", "Model", tmp_path / "in", [1, 2, 3], timeout=60, on_result=on_result)
+    assert calls == [1, 2, 3]
+    assert [float(r[i]["outputs"]) for i in (2, 3)] == [1.0, 1.0] and r[2]["ok"]
+
+
 def test_exact_policy_is_bit_for_bit():
     a = torch.randn(1000)
     assert compare_tensor(a, a.clone(), "exact").passed

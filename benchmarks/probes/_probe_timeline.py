@@ -68,7 +68,8 @@ def patch() -> None:
     wrap(runner, "load_case_result", "parent: load a case result")
     wrap(runner, "_timed_phase", "parent: timed phase")
     wrap(runner, "_say_go", "parent: go")
-    wrap(verify, "_compare_cases", "parent: compare cases")
+    wrap(verify._Cases, "judge", "parent: judge a case")
+    wrap(verify._Cases, "summary", "parent: judge the rest")
     wrap(verify, "judge", "parent: judge census")
 
     def start_device(backend):
