@@ -8,7 +8,7 @@
 #     bash benchmarks/device_speed.sh probes      # the first launch of a cached kernel; the timer after a census
 #     bash benchmarks/device_speed.sh timeline    # the parent's timeline of one warm `--run`, three ways of starting its CUDA
 #     bash benchmarks/device_speed.sh io          # a large case's trip through files; the parent's imports
-#     bash benchmarks/device_speed.sh ab          # (a), (b) and (b2)
+#     bash benchmarks/device_speed.sh ab          # (a), (b) and (b2); AB_PARTS=a,b4,b8 for others
 #     bash benchmarks/device_speed.sh scaling     # (s): eval on one GPU, then on all (a 2-GPU machine)
 # Each part fits one 10-minute call; several parts in one call run in turn (`tests cases`).
 set -u
@@ -53,7 +53,7 @@ io)
     timeout 120 python3 benchmarks/probes/_probe_case_io.py
     python3 -X importtime -c "import tritonlint.cli, tritonlint.runtime_check.gate" 2>&1 | sort -t'|' -k2 -n | tail -12 ;;
 ab)
-    timeout 480 python3 benchmarks/gate_speed.py --parts a,b,b2 --out "$OUT/gate_speed_ab.json" 2>&1 | tail -8 ;;
+    timeout 560 python3 benchmarks/gate_speed.py --parts ${AB_PARTS:-a,b,b2} --out "$OUT/gate_speed_ab.json" 2>&1 | tail -8 ;;
 scaling)
     timeout 560 python3 benchmarks/gate_speed.py --parts s --gens 4 --out "$OUT/gate_speed_s.json" 2>&1 | tail -6 ;;
 *)

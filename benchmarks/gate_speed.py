@@ -7,7 +7,7 @@
     torch, then per case load both models, `seeds` input sets made on the device, compare,
     warmup and timed calls with an L2 flush (the same counts as the gate); on the cpu backend
     (the interpreter, small inputs) no timing, as the gate does none there;
-(b) `tritonlint eval` over the cases' solutions, one run (b2: with two workers sharing the
+(b) `tritonlint eval` over the cases' solutions, one run (bN, e.g. b2: with N workers sharing the
     device, timings serialised by its lock);
 (c) `tritonlint IMPL --run` once per case, each a fresh command;
 (s) scaling: `tritonlint eval` over `--gens` generations of every case's solution (one folder per
@@ -112,7 +112,7 @@ def main() -> int:
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--repeats", type=int, default=50)
     ap.add_argument("--only", default="")
-    ap.add_argument("--parts", default="a,b,c_warm,c_cold", help="a, b, b2 (eval with 2 workers on the device), c (= c_warm and c_cold), c_warm, c_cold, s (eval on one GPU, then on all)")
+    ap.add_argument("--parts", default="a,b,c_warm,c_cold", help="a, b, bN (eval with N workers on the device: b2, b4), c (= c_warm and c_cold), c_warm, c_cold, s (eval on one GPU, then on all)")
     ap.add_argument("--gens", type=int, default=4, help="(s): generations per task")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "gate_speed.json"))
     ap.add_argument("--inprocess", action="store_true", help=argparse.SUPPRESS)
@@ -130,8 +130,8 @@ def main() -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
 
     def save() -> None:  # after every part: a run cut short keeps what it measured
-        for label in ("b_eval", "b_eval_workers2"):
-            if "a_warm" in result and label in result:
+        for label in [k for k in result if k.startswith("b_eval")]:
+            if "a_warm" in result:
                 result[f"ratio_{label}_over_a_warm"] = round(result[label]["wall_s"] / result["a_warm"]["wall_s"], 3)
         out.write_text(json.dumps(result, indent=1) + "\n")
 
@@ -147,9 +147,9 @@ def main() -> int:
                 result[label] = {"wall_s": round(wall, 3), **detail}
                 print(f"{label}: {wall:.1f} s", flush=True)
                 save()
-        for label, workers in (("b_eval", None), ("b_eval_workers2", 2)):
-            if (label == "b_eval" and "b" not in parts) or (label != "b_eval" and "b2" not in parts):
-                continue
+        runs = [("b_eval", None)] if "b" in parts else []
+        runs += [(f"b_eval_workers{p[1:]}", int(p[1:])) for p in sorted(parts) if p[:1] == "b" and p[1:].isdigit()]
+        for label, workers in runs:
             subs = tmp / "subs"
             subs.mkdir(exist_ok=True)
             for _, impl in pairs:
@@ -188,7 +188,7 @@ def main() -> int:
             if label not in parts and label[0] not in parts:
                 continue
             rows = []
-            if label == "c_warm" and not {"a", "b", "b2"} & parts:  # nothing has filled the cache yet
+            if label == "c_warm" and not any(p[:1] in ("a", "b") for p in parts):  # nothing has filled the cache yet
                 for _, impl in pairs:
                     timed(tool + [str(impl), "--run", *gate, "--json"], env)
             for ref, impl in pairs:
