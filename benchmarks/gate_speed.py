@@ -159,7 +159,7 @@ def main() -> int:
                                        "--warmup", str(args.warmup), "--bench-repeats", str(args.repeats)], env)
             summary = tmp / label / "summary.json"
             data = json.loads(summary.read_text()) if summary.exists() else {}
-            result[label] = {"wall_s": round(wall, 3), "rc": proc.returncode, "by_status": data.get("totals", {}).get("by_status"),
+            result[label] = {"wall_s": round(wall, 3), "rc": proc.returncode, "by_status": {k: n for k, n in (data.get("by_status") or {}).items() if n},
                              "stderr": proc.stderr[-1500:] if proc.returncode not in (0, 1) else None}
             print(f"{label}: {wall:.1f} s rc={proc.returncode}", flush=True)
             save()
