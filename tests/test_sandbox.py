@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, ROOT, requires_triton
-from tritonlint.runtime_check.protocol import (crash_report, json_safe, load_case_result, load_marks, load_timing_result,
+from tritonlint.runtime_check.protocol import (crash_report, json_safe, load_case_result, load_marks, load_timing_result, open_untrusted,
                                                strict_json)
 from tritonlint.runtime_check.sandbox import NO_NAMESPACES
 
@@ -121,6 +121,25 @@ def test_a_malformed_case_result_is_a_corrupt_result(tmp_path, make):
     t = time.monotonic()
     got = load_case_result(path)
     assert got["ok"] is False and got["error_type"] == "CorruptResult" and time.monotonic() - t < 5, got
+
+
+def test_a_result_that_grows_while_it_is_read_is_read_to_its_size_when_opened(tmp_path):
+    """A child still alive may append to a result the parent reads: the parent sees the file as it
+    was when opened, however much is added, and still loads it."""
+    import torch
+
+    path = tmp_path / "1.pt"
+    torch.save({"ok": True, "outputs": torch.arange(6.0), "inputs_after": []}, path)
+    size = path.stat().st_size
+    with open_untrusted(path, size) as f:
+        with open(path, "ab") as grow:
+            grow.write(b"\0" * (4 << 20))  # now four megabytes over the limit
+        got = torch.load(f, weights_only=True)
+        assert f.seek(0, os.SEEK_END) == size
+        f.seek(0)
+        assert len(f.read()) == size
+    assert torch.equal(got["outputs"], torch.arange(6.0))
+    assert load_case_result(path)["error_type"] == "CorruptResult"  # opened now, its end is not a zip's
 
 
 # -- hostile submissions in real children -------------------------------------------------------
