@@ -226,7 +226,7 @@ class _Cases:
         if idx in self.done:
             return
         pristine = self.inputs[idx]
-        ref = unchanged_inputs(on_device(self.backend.device, self.refs[idx]), pristine)
+        ref, cand = (prepared(self.backend, r, pristine) for r in (self.refs[idx], cand))
         inplace = self.declared if self.declared is not None else (inplace_learned(pristine, ref) if ref.get("ok") else [])
         why = judge_case(self.backend, pristine, ref, cand, inplace, self.policy, self.diffs, self.probe_state)
         notes = []
@@ -243,12 +243,16 @@ class _Cases:
                 "notes": [n for _, notes, _ in done for n in notes], "learned": sorted({i for _, _, inp in done for i in inp})}
 
 
+def prepared(backend: Backend, result: dict | None, pristine: list) -> dict | None:
+    """A child's result as judge_case takes it: its tensors on the device, each input it reported
+    unchanged replaced by the parent's own copy (`pristine`, which stays on the host)."""
+    return unchanged_inputs(on_device(backend.device, result), pristine)
+
+
 def judge_case(backend: Backend, pristine: list, ref: dict, cand: dict | None, inplace: list[int], policy: str,
                diffs: dict | None = None, probe_state: bool = False) -> Failure | None:
-    """Why a candidate's result for one case fails against the reference's (both as their children
-    left them, `pristine` the parent's copy of the case's inputs), or None; compared on the device."""
-    ref = unchanged_inputs(on_device(backend.device, ref), pristine)
-    cand = unchanged_inputs(on_device(backend.device, cand), pristine)
+    """Why a candidate's result for one case fails against the reference's (both `prepared`,
+    `pristine` the parent's copy of the case's inputs), or None; compared on the device."""
     if not ref.get("ok"):
         return failure("ReferenceError", f"the reference failed: {ref['error_type']}: {ref['error_msg']}")
     if not (cand or {}).get("ok"):
@@ -264,7 +268,8 @@ def check_timed(backend: Backend, inputs: dict, refs: dict, inplace: list[int], 
     if checked is None:
         return failure("TimedOutputMismatch", "the candidate's child made no call after its timed ones")
     idx, cand = checked
-    why = judge_case(backend, inputs[idx], refs[idx], cand, inplace, policy)
+    why = judge_case(backend, inputs[idx], prepared(backend, refs[idx], inputs[idx]), prepared(backend, cand, inputs[idx]),
+                     inplace, policy)
     return None if why is None else failure(
         "TimedOutputMismatch", f"the call after the timed ones, on case {idx}'s inputs, differs from the reference's: "
                                f"{why['error_type']}: {why['error_msg']}")
