@@ -48,10 +48,10 @@ def build(module, cls: str, payload: dict, device: str):
     model = getattr(module, cls)(*payload["init"])
     if isinstance(model, torch.nn.Module):
         model = model.to(device)
-    return model, on_device(payload, device)
+    return model, fresh_inputs(payload, device)
 
 
-def on_device(payload: dict, device: str) -> list:
+def fresh_inputs(payload: dict, device: str) -> list:
     """A fresh device copy of a case's inputs."""
     import torch
 
@@ -233,7 +233,7 @@ def time_case(module, cls: str, payload: dict, check: tuple[int, dict] | None, d
     if "error_type" in result:
         return
     if side == "implementation" and check is not None:
-        checked = call_case(model, on_device(check[1], device), device, False)
+        checked = call_case(model, fresh_inputs(check[1], device), device, False)
         _publish(checked_call(out, check[0]), lambda path: save(checked, path))
     if with_operators:
         with torch.no_grad():

@@ -90,7 +90,6 @@ def run_reference(task_path: Path, backend: Backend, cases: list[int], timeout: 
                         framework=timed.side("framework") if timed is not None else None)
 
 
-
 class References:
     """The reference runs of one gate run, the `keep` most recently used (inputs and outputs are
     held in memory; a run over many tasks keeps only the tasks in hand)."""

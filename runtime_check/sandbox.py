@@ -38,14 +38,14 @@ CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x08000000, 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
-NO_NAMESPACES = "TRITONLINT_NO_NAMESPACES"
+NO_NAMESPACES = "TRITONLINT_NO_NAMESPACES"  # set in the parent's environment to force the fallback (tests, debugging)
 READ_ONLY = "read-only except the child's folders"  # what the keeper reports when every mount but those held
 
 
 def read_only_held(isolation: object) -> bool:
     """Whether a child's isolation line (protocol.ISOLATION) says every mount but its own folders was
     read-only to it: the case files it read could not be rewritten."""
-    return any(part.strip() == READ_ONLY for part in str(isolation).split(";"))  # set in the parent's environment to force the fallback (tests, debugging)
+    return any(part.strip() == READ_ONLY for part in str(isolation).split(";"))
 
 _libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
 
