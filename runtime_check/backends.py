@@ -6,11 +6,8 @@ CUDA path with another device type."""
 from __future__ import annotations
 
 import dataclasses
-import fcntl
 import importlib.util
 import os
-import tempfile
-from contextlib import contextmanager
 
 
 class BackendUnavailable(Exception):
@@ -40,22 +37,6 @@ class Backend:
 
 
 VISIBLE = {"cuda": "CUDA_VISIBLE_DEVICES", "npu": "ASCEND_RT_VISIBLE_DEVICES"}
-
-
-@contextmanager
-def timing_lock(backend: Backend):
-    """Held around every timed run on a device: timings of two gate workers sharing one
-    accelerator (eval --workers above the device count) never overlap. One lock file per
-    device this process sees (its visibility variable), shared by every process of the host."""
-    seen = os.environ.get(VISIBLE.get(backend.name, ""), "all") or "all"
-    name = "".join(c if c.isalnum() else "_" for c in f"{backend.name}-{seen}")
-    path = os.path.join(tempfile.gettempdir(), f"tritonlint-timing-{name}.lock")
-    with open(path, "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def _has(module: str) -> bool:

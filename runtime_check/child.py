@@ -169,14 +169,16 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 payload, made = make_case(module, args.make_inputs, seeds[str(idx)], args.device)
                 _publish(case_input(inputs, idx), lambda path: save(payload, path))
+                # kept as made (the census, the timed phase and the check call copy them afresh): the
+                # host copies go back to the page-locked pool, for the next case's copies
+                payload = {**payload, "inputs": made}
             except BaseException as e:
                 result = _failed(e)
             mark(f"inputs{idx}")
         if result is None:
             if made is None:  # mapped, not read: the case file is read-only to this child
                 payload = torch.load(case_input(inputs, idx), weights_only=True, mmap=True)
-            result = run_case(module, args.cls, payload if made is None else {**payload, "inputs": made}, args.device,
-                              args.state)
+            result = run_case(module, args.cls, payload, args.device, args.state)
         if verified is None and result.get("ok"):
             verified = payload
         if idx == TIMED_CASE and result.get("ok"):

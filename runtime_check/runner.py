@@ -18,7 +18,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from tritonlint.runtime_check.backends import Backend, timing_lock
+from tritonlint.runtime_check import device
+from tritonlint.runtime_check.backends import Backend
 from tritonlint.runtime_check.options import DEFAULTS
 from tritonlint.runtime_check.protocol import (TIMED_CASE, CaseResult, ChildSpec, case_result, case_started, census_result,
                                                check_case, checked_call, child_log, child_marks, crash_report, failed_case,
@@ -118,8 +119,9 @@ def _one_child(spec: ChildSpec, out: Path, cases: list[int], timeout: float, pha
     results: dict[int, CaseResult] = {}
     log, asked = child_log(out, cases[0]), time.time()
     timed = timed if timed is not None and cases[0] == TIMED_CASE else None  # a restarted child has not run it
-    with spec.running(log) as proc:
-        _watch(proc, out, cases, timeout, log, results, ready=timing_ready(out) if timed else None, on_result=on_result)
+    with spec.running(log) as proc, device.user(backend, proc.pid):
+        _watch(proc, out, cases, timeout, log, results, ready=timing_ready(out) if timed else None, on_result=on_result,
+               backend=backend)
         if timed is not None and len(results) == len(cases) and results[TIMED_CASE].get("ok"):
             _timed_phase(proc, out, timed, backend, timeout, results, census, log)
     if phases is not None:
@@ -144,7 +146,9 @@ def _timed_phase(proc, out: Path, timed: Timed, backend: Backend, timeout: float
         return  # the child is stopped, untimed
     early = os.path.lexists(timing_result(out, TIMED_CASE))  # before the go: only a failure may be there already
     if not early and os.path.lexists(timing_ready(out)):
-        with timing_lock(backend):  # until the child ends: its last output and operators run on the device too
+        # until the child ends (its last output and operators run on the device too), with every other
+        # child on the device stopped
+        with device.timing_lock(backend, proc.pid):
             started = time.perf_counter()
             if not _say_go(out):
                 proc.stop()
@@ -192,7 +196,7 @@ def _say_go(out: Path) -> bool:
     return True
 
 
-def _until(proc, path: Path | None, timeout: float, poll: float) -> str:
+def _until(proc, path: Path | None, timeout: float, poll: float, backend: Backend | None = None) -> str:
     """Wait for `path` to appear (None: for the child to end): "done", "exited" or "timeout"."""
     deadline = time.monotonic() + timeout
     while True:
@@ -202,11 +206,18 @@ def _until(proc, path: Path | None, timeout: float, poll: float) -> str:
             return "exited" if path is not None else "done"
         if time.monotonic() > deadline:
             return "timeout"
-        time.sleep(poll)
+        _nap(proc, poll, backend)
+
+
+def _nap(proc, poll: float, backend: Backend | None) -> None:
+    """One poll's sleep; then a child left stopped by a timer that died is continued."""
+    time.sleep(poll)
+    if backend is not None:
+        device.resume_if_left(backend, proc.pid)
 
 
 def _watch(proc, out: Path, cases: list[int], timeout: float, log: Path, results: dict[int, CaseResult],
-           ready: Path | None = None, on_result=None) -> None:
+           ready: Path | None = None, on_result=None, backend: Backend | None = None) -> None:
     # One fixed deadline per case: `timeout` from the moment its start marker is first seen
     # (or, before any, from the moment the child started). A child that deletes and re-creates
     # its marker does not move it.
@@ -223,7 +234,7 @@ def _watch(proc, out: Path, cases: list[int], timeout: float, log: Path, results
                         pass
         pending = [i for i in cases if i not in results]
         if not pending:  # the census, if asked for, comes after the last case: it gets a case's time
-            if _until(proc, ready, timeout, POLL_S) == "timeout":  # with a timed phase to come, until it is ready
+            if _until(proc, ready, timeout, POLL_S, backend) == "timeout":  # with a timed phase to come, until it is ready
                 proc.stop()
             return
         started = pending[0] if os.path.lexists(case_started(out, pending[0])) else None
@@ -236,4 +247,4 @@ def _watch(proc, out: Path, cases: list[int], timeout: float, log: Path, results
             proc.stop()
             results[pending[0]] = failed_case("Timeout", f"no result within {timeout:g} s (process killed)")
             return
-        time.sleep(POLL_S)
+        _nap(proc, POLL_S, backend)

@@ -30,6 +30,7 @@ from pathlib import Path
 import torch
 
 from tritonlint.runtime_check.backends import Backend, BackendUnavailable, get_backend
+from tritonlint.runtime_check.device import judging
 from tritonlint.runtime_check.census import judge
 from tritonlint.runtime_check.compare import (CONTRACT_CHECKS, all_integer, compare_outputs, compare_tensor, contract,
                                               flatten_outputs, layout_notes, on_device, same_bits)
@@ -226,9 +227,10 @@ class _Cases:
         if idx in self.done:
             return
         pristine = self.inputs[idx]
-        ref, cand = (prepared(self.backend, r, pristine) for r in (self.refs[idx], cand))
-        inplace = self.declared if self.declared is not None else (inplace_learned(pristine, ref) if ref.get("ok") else [])
-        why = judge_case(self.backend, pristine, ref, cand, inplace, self.policy, self.diffs, self.probe_state)
+        with judging(self.backend):  # never beside another process's timed phase on the device
+            ref, cand = (prepared(self.backend, r, pristine) for r in (self.refs[idx], cand))
+            inplace = self.declared if self.declared is not None else (inplace_learned(pristine, ref) if ref.get("ok") else [])
+            why = judge_case(self.backend, pristine, ref, cand, inplace, self.policy, self.diffs, self.probe_state)
         notes = []
         if ref.get("ok") and (cand or {}).get("ok"):
             notes = [{"case_idx": idx, "note": n} for n in layout_notes(cand["outputs"], cand.get("outputs_meta"))]
@@ -268,8 +270,9 @@ def check_timed(backend: Backend, inputs: dict, refs: dict, inplace: list[int], 
     if checked is None:
         return failure("TimedOutputMismatch", "the candidate's child made no call after its timed ones")
     idx, cand = checked
-    why = judge_case(backend, inputs[idx], prepared(backend, refs[idx], inputs[idx]), prepared(backend, cand, inputs[idx]),
-                     inplace, policy)
+    with judging(backend):
+        why = judge_case(backend, inputs[idx], prepared(backend, refs[idx], inputs[idx]), prepared(backend, cand, inputs[idx]),
+                         inplace, policy)
     return None if why is None else failure(
         "TimedOutputMismatch", f"the call after the timed ones, on case {idx}'s inputs, differs from the reference's: "
                                f"{why['error_type']}: {why['error_msg']}")

@@ -203,7 +203,8 @@ def test_fresh_cache_reaches_the_children(tmp_path):
 
 _HOLD = """
 import sys, time
-from tritonlint.runtime_check.backends import Backend, timing_lock
+from tritonlint.runtime_check.backends import Backend
+from tritonlint.runtime_check.device import timing_lock
 with timing_lock(Backend("cuda", True)):
     print(time.monotonic(), flush=True)
     time.sleep(0.6)
