@@ -3,12 +3,12 @@
 # under $OUT (the device tool's folder) or ./out. Run through the device tool from the repository
 # root, carrying the py3.12 wheels the image lacks (libcst, jsonschema and its deps, pytest,
 # pytest-xdist, hypothesis) in .wheels/:
-#     bash benchmarks/device_speed.sh tests       # the GPU side of the timed-phase, census and benchmark tests
+#     bash benchmarks/device_speed.sh tests       # the GPU side of the timed-phase, census, device-sharing and benchmark tests
 #     bash benchmarks/device_speed.sh cases       # the 13 cases through `--run`, and (c) warm on four of them
 #     bash benchmarks/device_speed.sh probes      # the first launch of a cached kernel; the timer after a census
 #     bash benchmarks/device_speed.sh timeline    # the parent's timeline of one warm `--run`, three ways of starting its CUDA
 #     bash benchmarks/device_speed.sh io          # a large case's trip through files; the parent's imports
-#     bash benchmarks/device_speed.sh ab          # (a), (b) and (b2); AB_PARTS=a,b4,b8 for others
+#     bash benchmarks/device_speed.sh ab          # (a), (b1) and (b); AB_PARTS=a,b1,b4,b8 for others
 #     bash benchmarks/device_speed.sh scaling     # (s): eval on one GPU, then on all (a 2-GPU machine)
 # Each part fits one 10-minute call; several parts in one call run in turn (`tests cases`).
 set -u
@@ -23,7 +23,7 @@ for part in "$@"; do
 echo "== $part"
 case "$part" in
 tests)
-    timeout 200 python3 -m pytest -p no:cacheprovider -n 4 --tb=short tests/test_timed_phase.py tests/test_census.py \
+    timeout 200 python3 -m pytest -p no:cacheprovider -n 4 --tb=short tests/test_timed_phase.py tests/test_census.py tests/test_device.py \
         tests/test_benchmark_gate.py 2>&1 | grep -E "^E |passed|failed|Error|^FAILED" | head -30 ;;
 cases)
     timeout 240 python3 -m tritonlint cases/*/*/*_impl.py --run --backend cuda --seeds 2 --json > "$OUT/cases13.json" \
@@ -53,7 +53,7 @@ io)
     timeout 120 python3 benchmarks/probes/_probe_case_io.py
     python3 -X importtime -c "import tritonlint.cli, tritonlint.runtime_check.gate" 2>&1 | sort -t'|' -k2 -n | tail -12 ;;
 ab)
-    timeout 560 python3 benchmarks/gate_speed.py --parts ${AB_PARTS:-a,b,b2} --out "$OUT/gate_speed_ab.json" 2>&1 | tail -8 ;;
+    timeout 560 python3 benchmarks/gate_speed.py --parts ${AB_PARTS:-a,b1,b} --out "$OUT/gate_speed_ab.json" 2>&1 | tail -8 ;;
 scaling)
     timeout 560 python3 benchmarks/gate_speed.py --parts s --gens 4 --out "$OUT/gate_speed_s.json" 2>&1 | tail -6 ;;
 *)

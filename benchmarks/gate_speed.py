@@ -8,7 +8,8 @@
     warmup and timed calls with an L2 flush (the same counts as the gate); on the cpu backend
     (the interpreter, small inputs) no timing, as the gate does none there;
 (b) `tritonlint eval` over the cases' solutions, one run (bN, e.g. b2: with N workers sharing the
-    device, timings serialised by its lock);
+    device, each timed phase with the device to itself: device.timing_lock); each eval's times are
+    compared with b1's, task by task (`drift_from_one_worker`);
 (c) `tritonlint IMPL --run` once per case, each a fresh command;
 (s) scaling: `tritonlint eval` over `--gens` generations of every case's solution (one folder per
     task), on the first GPU only, then on every GPU of the host (one worker per GPU).
@@ -21,6 +22,8 @@ the ratios the issue asks for: (b) / (a warm) and (c)'s seconds per case.
 from __future__ import annotations
 
 import argparse
+import csv
+import math
 import json
 import os
 import shutil
@@ -33,6 +36,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 IMPL = "triton_ascend_impl"
+ONE = "b_eval_workers1"  # the run every other eval's times are compared with
 
 
 def cases(only: set[str]) -> list[tuple[Path, Path]]:
@@ -99,6 +103,22 @@ def inprocess(pairs: list[tuple[Path, Path]], backend: str, seeds: int, warmup: 
     return {"rows": rows, "wall_s": round(time.perf_counter() - t0, 3)}
 
 
+def eval_times(csv_path: Path) -> dict:
+    """{task: [baseline_ms, solution_ms]} from an eval's results.csv (its one shape and repeat)."""
+    if not csv_path.exists():
+        return {}
+    rows = csv.DictReader(csv_path.open())
+    return {r["task"]: [float(r["baseline_ms"]), float(r["solution_ms"])] for r in rows if r["baseline_ms"] and r["solution_ms"]}
+
+
+def drift(one: dict, other: dict) -> dict:
+    """How far another run's times are from the one-worker run's, task by task: the median and the
+    largest factor between them (1.0: the same), over both sides' times. With more workers on the
+    device, a timed phase that others disturbed shows here."""
+    factors = [math.exp(abs(math.log(b / a))) for t in one.keys() & other.keys() for a, b in zip(one[t], other[t]) if a > 0 and b > 0]
+    return {"median": round(statistics.median(factors), 3), "max": round(max(factors), 3), "n": len(factors)} if factors else {}
+
+
 def timed(cmd: list[str], env: dict) -> tuple[float, subprocess.CompletedProcess]:
     t = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
@@ -147,8 +167,8 @@ def main() -> int:
                 result[label] = {"wall_s": round(wall, 3), **detail}
                 print(f"{label}: {wall:.1f} s", flush=True)
                 save()
-        runs = [("b_eval", None)] if "b" in parts else []
-        runs += [(f"b_eval_workers{p[1:]}", int(p[1:])) for p in sorted(parts) if p[:1] == "b" and p[1:].isdigit()]
+        runs = [(f"b_eval_workers{n}", n) for n in sorted(int(p[1:]) for p in parts if p[:1] == "b" and p[1:].isdigit())]
+        runs += [("b_eval", None)] if "b" in parts else []  # eval's default workers, after b1 (its drift from it)
         for label, workers in runs:
             subs = tmp / "subs"
             subs.mkdir(exist_ok=True)
@@ -160,8 +180,11 @@ def main() -> int:
             summary = tmp / label / "summary.json"
             data = json.loads(summary.read_text()) if summary.exists() else {}
             result[label] = {"wall_s": round(wall, 3), "rc": proc.returncode, "by_status": {k: n for k, n in (data.get("by_status") or {}).items() if n},
-                             "stderr": proc.stderr[-1500:] if proc.returncode not in (0, 1) else None}
-            print(f"{label}: {wall:.1f} s rc={proc.returncode}", flush=True)
+                             "stderr": proc.stderr[-1500:] if proc.returncode not in (0, 1) else None,
+                             "times_ms": eval_times(tmp / label / "results.csv")}
+            if label != ONE and ONE in result:
+                result[label]["drift_from_one_worker"] = drift(result[ONE]["times_ms"], result[label]["times_ms"])
+            print(f"{label}: {wall:.1f} s rc={proc.returncode} {result[label].get('drift_from_one_worker', '')}", flush=True)
             save()
         if "s" in parts:
             gens = tmp / "gens"
