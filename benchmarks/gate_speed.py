@@ -111,6 +111,13 @@ def eval_times(csv_path: Path) -> dict:
     return {r["task"]: [float(r["baseline_ms"]), float(r["solution_ms"])] for r in rows if r["baseline_ms"] and r["solution_ms"]}
 
 
+def eval_failures(csv_path: Path) -> dict:
+    """{task: its status and error} for each submission of an eval that did not pass."""
+    if not csv_path.exists():
+        return {}
+    return {r["task"]: f"{r['status']}: {r['error'][:300]}" for r in csv.DictReader(csv_path.open()) if r["status"] != "passed"}
+
+
 def drift(one: dict, other: dict) -> dict:
     """How far another run's times are from the one-worker run's, task by task: the median and the
     largest factor between them (1.0: the same), over both sides' times. With more workers on the
@@ -181,7 +188,7 @@ def main() -> int:
             data = json.loads(summary.read_text()) if summary.exists() else {}
             result[label] = {"wall_s": round(wall, 3), "rc": proc.returncode, "by_status": {k: n for k, n in (data.get("by_status") or {}).items() if n},
                              "stderr": proc.stderr[-1500:] if proc.returncode not in (0, 1) else None,
-                             "times_ms": eval_times(tmp / label / "results.csv")}
+                             "times_ms": eval_times(tmp / label / "results.csv"), "failed": eval_failures(tmp / label / "results.csv")}
             if label != ONE and ONE in result:
                 result[label]["drift_from_one_worker"] = drift(result[ONE]["times_ms"], result[label]["times_ms"])
             print(f"{label}: {wall:.1f} s rc={proc.returncode} {result[label].get('drift_from_one_worker', '')}", flush=True)
