@@ -2,22 +2,19 @@
 count, several `--run`s at once): while one of them times, the device is its alone.
 
 - `timing_lock`: held around every timed phase. Two timings on one device never overlap, and
-  while it is held every other user of the device is stopped (SIGSTOP) with everything it
-  started, and continued after: each child (`user`, registered by the parent that started it)
-  and each such parent, with its fork server (their loads and copies: a launch-bound timing is
-  slowed by a busy host, not only by a busy device). Processes are found by parentage
-  (sandbox.keep: the pid namespace's init or a subreaper keeps a child's orphans under its
-  keeper), so a child that leaves its session is stopped too.
+  while it is held every other child that uses the device (`user`, registered by the parent that
+  started it) is stopped (SIGSTOP) with everything it started, and continued after. A child's
+  processes are found by parentage under its keeper (sandbox.keep: the pid namespace's init or a
+  subreaper keeps orphans under it), so a child that leaves its session is stopped too.
 - `judging`: held (shared) by a parent while it compares on the device, so a timed phase waits
   for the comparisons under way and none starts during it.
-- `resume_if_left`: a user still stopped after the timer is gone (the timer's process was killed
-  while it held the lock) is continued by the next parent that looks.
+- `resume_if_left`: a parent's child still stopped after the timer is gone (the timer's process
+  was killed while it held the lock) is continued.
 One lock file and one folder of users per device this process sees (its visibility variable).
 Linux only (/proc); elsewhere the lock still serialises the timings, and nothing is stopped."""
 
 from __future__ import annotations
 
-import atexit
 import fcntl
 import os
 import signal
@@ -74,10 +71,18 @@ def judging(backend: Backend):
 
 @contextmanager
 def user(backend: Backend, pid: int | None):
-    """Registers a running child (its keeper's pid) as a user of the device, for as long as it runs,
-    and this process (the parent that started it, which judges on the device) for as long as it lives."""
-    _register_self(backend)
-    entry = _register(backend, pid)
+    """Registers a running child (its keeper's pid) as a user of the device, for as long as it runs."""
+    start = _start_time(pid) if pid is not None else None
+    if start is None:
+        yield
+        return
+    folder = _users(backend)
+    entry = folder / f"{pid}-{start}"
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+        entry.touch()
+    except OSError:  # a folder of another owner: this child is not stopped for other timings
+        entry = None
     try:
         yield
     finally:
@@ -85,36 +90,9 @@ def user(backend: Backend, pid: int | None):
             entry.unlink(missing_ok=True)
 
 
-_SELF: dict[tuple[Path, int], Path | None] = {}  # (the device's users, pid) -> this process's entry
-
-
-def _register_self(backend: Backend) -> None:
-    key = (_users(backend), os.getpid())
-    if key not in _SELF:
-        _SELF[key] = entry = _register(backend, os.getpid())
-        if entry is not None:
-            atexit.register(entry.unlink, missing_ok=True)
-
-
-def _register(backend: Backend, pid: int | None) -> Path | None:
-    start = _start_time(pid) if pid is not None else None
-    if start is None:
-        return None
-    folder = _users(backend)
-    entry = folder / f"{pid}-{start}"
-    try:
-        folder.mkdir(mode=0o700, exist_ok=True)
-        entry.touch()
-    except OSError:  # a folder of another owner: this process is not stopped for other timings
-        return None
-    return entry
-
-
-def resume_if_left(backend: Backend) -> None:
-    """Continue every user (and its processes) still stopped when no timed phase holds the device:
-    the timer's process was killed while it held the lock."""
-    left = [pid for pid in _roots(backend) if _state(pid) == "T"]
-    if not left:
+def resume_if_left(backend: Backend, pid: int | None) -> None:
+    """Continue a child (and its processes) still stopped when no timed phase holds the device."""
+    if pid is None or _state(pid) != "T":
         return
     with open(_lock_path(backend), "a") as f:
         try:
@@ -122,35 +100,31 @@ def resume_if_left(backend: Backend) -> None:
         except BlockingIOError:  # a timing is under way: it continues them when it ends
             return
         try:
-            for p in _tree(_processes(), left):
+            for p in _tree(_processes(), [pid]):
                 _signal(p, signal.SIGCONT)
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def _roots(backend: Backend) -> list[int]:
-    """The registered users alive (an entry whose pid has another start time now is removed)."""
+def _stop_others(backend: Backend, timer: int | None) -> set[int]:
     folder = _users(backend)
     try:
         entries = [e.name.split("-") for e in folder.iterdir()]
     except OSError:
-        return []
+        return set()
     roots = []
     for pid, start in (e for e in entries if len(e) == 2 and all(x.isdigit() for x in e)):
+        if int(pid) == timer:
+            continue
         if _start_time(int(pid)) != int(start):  # gone, its pid maybe another process's now
             (folder / f"{pid}-{start}").unlink(missing_ok=True)
-        else:
-            roots.append(int(pid))
-    return roots
-
-
-def _stop_others(backend: Backend, timer: int | None) -> set[int]:
-    roots = [pid for pid in _roots(backend) if pid not in (os.getpid(), timer)]
+            continue
+        roots.append(int(pid))
     stopped: set[int] = set()
     for _ in range(3):  # again: a process forked between the look and the stop
         parents = _processes()
-        spared = stopped | _spared(parents, roots, timer)
-        fresh = [p for p in _tree(parents, roots) if p not in spared]
+        mine = set(_tree(parents, [timer] if timer else []))
+        fresh = [p for p in _tree(parents, roots) if p not in stopped and p not in mine]
         if not fresh:
             break
         for pid in fresh:  # each keeper before its processes: a timer killed midway leaves its keeper stopped
@@ -162,15 +136,6 @@ def _stop_others(backend: Backend, timer: int | None) -> set[int]:
     return stopped
 
 
-def _spared(parents: dict[int, int], roots: list[int], timer: int | None) -> set[int]:
-    """What a timed phase never stops: the timer's processes, this process and its ancestors (a
-    registered parent may have started it), and this process's own processes but its registered
-    children (its fork server reports the timer's end)."""
-    own = set(_tree(parents, [os.getpid()]))
-    return (set(_tree(parents, [timer] if timer else [])) | _line(parents, os.getpid())
-            | own - set(_tree(parents, [r for r in roots if r in own])))
-
-
 def _processes() -> dict[int, int]:
     """pid -> parent pid, for every process this one can see."""
     out = {}
@@ -179,15 +144,6 @@ def _processes() -> dict[int, int]:
             fields = _stat(int(entry.name))
             if fields is not None:
                 out[int(entry.name)] = int(fields[1])
-    return out
-
-
-def _line(parents: dict[int, int], pid: int) -> set[int]:
-    """`pid` and its ancestors."""
-    out = set()
-    while pid > 0 and pid not in out:
-        out.add(pid)
-        pid = parents.get(pid, 0)
     return out
 
 

@@ -206,14 +206,14 @@ def _until(proc, path: Path | None, timeout: float, poll: float, backend: Backen
             return "exited" if path is not None else "done"
         if time.monotonic() > deadline:
             return "timeout"
-        _nap(poll, backend)
+        _nap(proc, poll, backend)
 
 
-def _nap(poll: float, backend: Backend | None) -> None:
+def _nap(proc, poll: float, backend: Backend | None) -> None:
     """One poll's sleep; then a child left stopped by a timer that died is continued."""
     time.sleep(poll)
     if backend is not None:
-        device.resume_if_left(backend)
+        device.resume_if_left(backend, proc.pid)
 
 
 def _watch(proc, out: Path, cases: list[int], timeout: float, log: Path, results: dict[int, CaseResult],
@@ -247,4 +247,4 @@ def _watch(proc, out: Path, cases: list[int], timeout: float, log: Path, results
             proc.stop()
             results[pending[0]] = failed_case("Timeout", f"no result within {timeout:g} s (process killed)")
             return
-        _nap(POLL_S, backend)
+        _nap(proc, POLL_S, backend)
