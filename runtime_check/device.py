@@ -90,20 +90,22 @@ def user(backend: Backend, pid: int | None):
             entry.unlink(missing_ok=True)
 
 
-def resume_if_left(backend: Backend, pid: int | None) -> None:
-    """Continue a child (and its processes) still stopped when no timed phase holds the device."""
+def resume_if_left(backend: Backend, pid: int | None) -> bool:
+    """Whether a child (its keeper) is stopped; continued, with its processes, when no timed phase
+    holds the device (the timer's process was killed while it held the lock)."""
     if pid is None or _state(pid) != "T":
-        return
+        return False
     with open(_lock_path(backend), "a") as f:
         try:
             fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:  # a timing is under way: it continues them when it ends
-            return
+            return True
         try:
             for p in _tree(_processes(), [pid]):
                 _signal(p, signal.SIGCONT)
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
+    return True
 
 
 def _stop_others(backend: Backend, timer: int | None) -> set[int]:

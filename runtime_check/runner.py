@@ -206,14 +206,15 @@ def _until(proc, path: Path | None, timeout: float, poll: float, backend: Backen
             return "exited" if path is not None else "done"
         if time.monotonic() > deadline:
             return "timeout"
-        _nap(proc, poll, backend)
+        deadline += _nap(proc, poll, backend)
 
 
-def _nap(proc, poll: float, backend: Backend | None) -> None:
-    """One poll's sleep; then a child left stopped by a timer that died is continued."""
+def _nap(proc, poll: float, backend: Backend | None) -> float:
+    """One poll's sleep; then a child left stopped by a timer that died is continued. The seconds
+    the child was seen stopped (by another's timed phase, device.timing_lock), which its deadlines
+    do not count: a timed phase that hangs until its timeout must not time out the device's others."""
     time.sleep(poll)
-    if backend is not None:
-        device.resume_if_left(backend, proc.pid)
+    return poll if backend is not None and device.resume_if_left(backend, proc.pid) else 0.0
 
 
 def _watch(proc, out: Path, cases: list[int], timeout: float, log: Path, results: dict[int, CaseResult],
@@ -247,4 +248,5 @@ def _watch(proc, out: Path, cases: list[int], timeout: float, log: Path, results
             proc.stop()
             results[pending[0]] = failed_case("Timeout", f"no result within {timeout:g} s (process killed)")
             return
-        _nap(proc, POLL_S, backend)
+        stopped = _nap(proc, POLL_S, backend)
+        deadline = {k: v + stopped for k, v in deadline.items()}
