@@ -26,7 +26,7 @@ from pathlib import Path
 from tritonlint.runtime_check.backends import VISIBLE, Backend
 
 
-STOP_WAIT_S = 2.0  # for every stopped process to be off the CPU (a loaded host schedules it late)
+STOP_WAIT_S = 2.0  # for every process to be stopped, not only sent the stop (a loaded host schedules it late)
 
 
 def _name(backend: Backend) -> str:
@@ -123,19 +123,18 @@ def _stop_others(backend: Backend, timer: int | None) -> set[int]:
             continue
         roots.append(int(pid))
     stopped: set[int] = set()
-    for _ in range(3):  # again: a process forked between the look and the stop
+    deadline = time.monotonic() + STOP_WAIT_S
+    while True:  # until a look finds nothing new: a process forks until its stop is done, not sent
         parents = _processes()
         mine = set(_tree(parents, [timer] if timer else []))
         fresh = [p for p in _tree(parents, roots) if p not in stopped and p not in mine]
-        if not fresh:
-            break
+        if not fresh or time.monotonic() > deadline:
+            return stopped
         for pid in fresh:  # each keeper before its processes: a timer killed midway leaves its keeper stopped
             _signal(pid, signal.SIGSTOP)  # (resume_if_left looks at the keeper)
         stopped.update(fresh)
-    deadline = time.monotonic() + STOP_WAIT_S  # a stop is delivered, not done, when kill returns
-    while any(_state(p) not in (None, "T", "Z", "X") for p in stopped) and time.monotonic() < deadline:
-        time.sleep(0.001)
-    return stopped
+        while any(_state(p) not in (None, "T", "Z", "X") for p in fresh) and time.monotonic() < deadline:
+            time.sleep(0.001)
 
 
 def _processes() -> dict[int, int]:
