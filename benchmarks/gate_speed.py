@@ -103,19 +103,15 @@ def inprocess(pairs: list[tuple[Path, Path]], backend: str, seeds: int, warmup: 
     return {"rows": rows, "wall_s": round(time.perf_counter() - t0, 3)}
 
 
-def eval_times(csv_path: Path) -> dict:
-    """{task: [baseline_ms, solution_ms]} from an eval's results.csv (its one shape and repeat)."""
+def eval_results(csv_path: Path) -> tuple[dict, dict]:
+    """From an eval's results.csv (its one shape and repeat): {task: [baseline_ms, solution_ms]},
+    and {task: its status and error} for each submission that did not pass."""
     if not csv_path.exists():
-        return {}
-    rows = csv.DictReader(csv_path.open())
-    return {r["task"]: [float(r["baseline_ms"]), float(r["solution_ms"])] for r in rows if r["baseline_ms"] and r["solution_ms"]}
-
-
-def eval_failures(csv_path: Path) -> dict:
-    """{task: its status and error} for each submission of an eval that did not pass."""
-    if not csv_path.exists():
-        return {}
-    return {r["task"]: f"{r['status']}: {r['error'][:300]}" for r in csv.DictReader(csv_path.open()) if r["status"] != "passed"}
+        return {}, {}
+    with csv_path.open() as f:
+        rows = list(csv.DictReader(f))
+    return ({r["task"]: [float(r["baseline_ms"]), float(r["solution_ms"])] for r in rows if r["baseline_ms"] and r["solution_ms"]},
+            {r["task"]: f"{r['status']}: {r['error'][:300]}" for r in rows if r["status"] != "passed"})
 
 
 def drift(one: dict, other: dict) -> dict:
@@ -186,9 +182,10 @@ def main() -> int:
                                        "--warmup", str(args.warmup), "--bench-repeats", str(args.repeats)], env)
             summary = tmp / label / "summary.json"
             data = json.loads(summary.read_text()) if summary.exists() else {}
+            times, failed = eval_results(tmp / label / "results.csv")
             result[label] = {"wall_s": round(wall, 3), "rc": proc.returncode, "by_status": {k: n for k, n in (data.get("by_status") or {}).items() if n},
                              "stderr": proc.stderr[-1500:] if proc.returncode not in (0, 1) else None,
-                             "times_ms": eval_times(tmp / label / "results.csv"), "failed": eval_failures(tmp / label / "results.csv")}
+                             "times_ms": times, "failed": failed}
             if label != ONE and ONE in result:
                 result[label]["drift_from_one_worker"] = drift(result[ONE]["times_ms"], result[label]["times_ms"])
             print(f"{label}: {wall:.1f} s rc={proc.returncode} {result[label].get('drift_from_one_worker', '')}", flush=True)

@@ -48,9 +48,9 @@ def timing_lock(backend: Backend, timer: int | None = None):
     the timer's (`timer`: its keeper's pid) stopped until it is left."""
     with open(_lock_path(backend), "a") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
-        stopped: set[int] = set()
+        stopped: set[int] = set()  # filled as they are stopped: a look that fails midway leaves none stopped
         try:
-            stopped = _stop_others(backend, timer)
+            _stop_others(backend, timer, stopped)
             yield
         finally:
             for pid in stopped:
@@ -108,12 +108,12 @@ def resume_if_left(backend: Backend, pid: int | None) -> bool:
     return True
 
 
-def _stop_others(backend: Backend, timer: int | None) -> set[int]:
+def _stop_others(backend: Backend, timer: int | None, stopped: set[int]) -> None:
     folder = _users(backend)
     try:
         entries = [e.name.split("-") for e in folder.iterdir()]
     except OSError:
-        return set()
+        return
     roots = []
     for pid, start in (e for e in entries if len(e) == 2 and all(x.isdigit() for x in e)):
         if int(pid) == timer:
@@ -122,14 +122,13 @@ def _stop_others(backend: Backend, timer: int | None) -> set[int]:
             (folder / f"{pid}-{start}").unlink(missing_ok=True)
             continue
         roots.append(int(pid))
-    stopped: set[int] = set()
     deadline = time.monotonic() + STOP_WAIT_S
     while True:  # until a look finds nothing new: a process forks until its stop is done, not sent
         parents = _processes()
         mine = set(_tree(parents, [timer] if timer else []))
         fresh = [p for p in _tree(parents, roots) if p not in stopped and p not in mine]
         if not fresh or time.monotonic() > deadline:
-            return stopped
+            return
         for pid in fresh:  # each keeper before its processes: a timer killed midway leaves its keeper stopped
             _signal(pid, signal.SIGSTOP)  # (resume_if_left looks at the keeper)
         stopped.update(fresh)

@@ -249,4 +249,5 @@ def _watch(proc, out: Path, cases: list[int], timeout: float, log: Path, results
             results[pending[0]] = failed_case("Timeout", f"no result within {timeout:g} s (process killed)")
             return
         stopped = _nap(proc, POLL_S, backend)
-        deadline = {k: v + stopped for k, v in deadline.items()}
+        if stopped:
+            deadline = {k: v + stopped for k, v in deadline.items()}
