@@ -114,6 +114,19 @@ def eval_results(csv_path: Path) -> tuple[dict, dict]:
             {r["task"]: f"{r['status']}: {r['error'][:300]}" for r in rows if r["status"] != "passed"})
 
 
+def eval_phases(runs: Path) -> dict:
+    """Where an eval's gate time went: each phase's seconds summed over its submissions (their
+    runs/ files), the parent's (verify.phases_s) and each child's own (child_phases_s)."""
+    sums: dict = {"parent": {}, "reference": {}, "candidate": {}, "submissions": 0}
+    for path in sorted(runs.glob("*.json")) if runs.is_dir() else []:
+        verify = (json.loads(path.read_text()).get("runtime") or {}).get("verify") or {}
+        sums["submissions"] += 1
+        for part, laps in [("parent", verify.get("phases_s") or {})] + list((verify.get("child_phases_s") or {}).items()):
+            for phase, s in laps.items():
+                sums[part][phase] = round(sums[part].get(phase, 0.0) + s, 3)
+    return sums
+
+
 def drift(one: dict, other: dict) -> dict:
     """How far another run's times are from the one-worker run's, task by task: the median and the
     largest factor between them (1.0: the same), over both sides' times. With more workers on the
@@ -185,7 +198,7 @@ def main() -> int:
             times, failed = eval_results(tmp / label / "results.csv")
             result[label] = {"wall_s": round(wall, 3), "rc": proc.returncode, "by_status": {k: n for k, n in (data.get("by_status") or {}).items() if n},
                              "stderr": proc.stderr[-1500:] if proc.returncode not in (0, 1) else None,
-                             "times_ms": times, "failed": failed}
+                             "times_ms": times, "failed": failed, "phases_s": eval_phases(tmp / label / "runs")}
             if label != ONE and ONE in result:
                 result[label]["drift_from_one_worker"] = drift(result[ONE]["times_ms"], result[label]["times_ms"])
             print(f"{label}: {wall:.1f} s rc={proc.returncode} {result[label].get('drift_from_one_worker', '')}", flush=True)

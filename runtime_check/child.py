@@ -26,7 +26,8 @@ from pathlib import Path
 
 from tritonlint.runtime_check.protocol import (TIMED_CASE, UNCHANGED, CaseInput, CaseResult, case_input, case_result, case_seeds,
                                                case_started, census_result, check_case, checked_call, child_marks, failed_case,
-                                               failure, operators_result, save, timing_go, timing_ready, timing_result)
+                                               failure, operators_result, save, timing_done, timing_go, timing_ready,
+                                               timing_result)
 # The timer, bound here before any submission is imported (the fork server imports this module):
 # replacing the timing module's functions does not reach these. The submission runs in this process
 # and can still reach anything here; the parent's clock (benchmark.wall_bound) is the check on the
@@ -127,7 +128,41 @@ def _failed(e: BaseException) -> CaseResult:
     return failed_case(type(e).__name__, f"{e}\n{traceback.format_exc(limit=-3)}")
 
 
+def wait_for_order(device: str, order: Path, mark) -> list[str]:
+    """An early child (`--early DEVICE ORDER`, started while the reference still runs): its device
+    and the fork server's idle imports now (zygote.LATER: no-ops where it inherited them), then
+    nothing until the parent's order, its arguments (protocol.child_order). Nothing of the
+    submission is read or run before it."""
+    from tritonlint.runtime_check.zygote import LATER, _step
+
+    _start_device(device, mark)
+    for step in LATER:
+        _step(step)
+    while not os.path.lexists(order):
+        time.sleep(0.001)
+    mark("order")  # waiting for the reference
+    args = json.loads(order.read_text())
+    if not (isinstance(args, list) and all(isinstance(a, str) for a in args)):
+        raise SystemExit(f"{order}: not a list of arguments")
+    return args
+
+
+def _start_device(device: str, mark) -> None:
+    """The accelerator's start, on its own line of the timeline."""
+    if device != "cpu":
+        import torch
+
+        torch.empty(0, device=device)
+        mark("device")
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    mark = Marks()
+    early = argv[:1] == ["--early"] and len(argv) == 3
+    if early:
+        argv = wait_for_order(argv[1], Path(argv[2]), mark)
+        sys.argv = [sys.argv[0], *argv]  # as a child started with them has it
     ap = argparse.ArgumentParser()
     ap.add_argument("--module", required=True)
     ap.add_argument("--cls", required=True)
@@ -150,10 +185,9 @@ def main(argv: list[str] | None = None) -> int:
 
     inputs, out = Path(args.inputs), Path(args.out)
     cases = [int(c) for c in args.cases.split(",")]
-    mark = Marks(child_marks(out, cases[0]))
-    if args.device != "cpu":  # the accelerator's start, on its own line of the timeline
-        torch.empty(0, device=args.device)
-        mark("device")
+    mark.path = child_marks(out, cases[0])
+    if not early:
+        _start_device(args.device, mark)
     module, load_error, verified, timed, check = None, None, None, None, None
     seeds = json.loads(case_seeds(inputs).read_text()) if args.make_inputs else {}
     for idx in cases:
@@ -197,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
         mark.publish()
         warmup, repeats = (int(n) for n in args.time.split(","))
         time_case(module, args.cls, timed, check, args.device, out, warmup, repeats, args.baseline, args.operators, mark)
+        timing_done(out).touch()
         mark("timing")
     mark.publish()
     return 0
@@ -247,8 +282,8 @@ class Marks:
     """When this child reached each milestone, on the wall clock the parent shares
     (protocol.child_marks): the parent's per-phase times inside a child."""
 
-    def __init__(self, path: Path):
-        self.path, self.marks = path, [["start", time.time()]]
+    def __init__(self, path: Path | None = None):
+        self.path, self.marks = path, [["start", time.time()]]  # the path once the arguments are known
 
     def __call__(self, name: str) -> None:
         self.marks.append([name, time.time()])

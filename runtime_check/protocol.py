@@ -157,6 +157,12 @@ def timing_go(folder: Path) -> Path:
     return folder / "go"
 
 
+def timing_done(folder: Path) -> Path:
+    """Touched by a child after its timed phase's last work on the device (the times, the check
+    call, the operators): the parent leaves the device's timing lock then, not at the child's end."""
+    return folder / "done"
+
+
 def operators_result(folder: Path, idx: int) -> Path:
     """{operator: device ms per call} of a timed phase with --operators, written after its times."""
     return folder / f"operators{idx}.json"
@@ -182,6 +188,12 @@ def load_marks(path: Path, since: float) -> dict[str, float]:
         laps[mark[0][:40]] = round(max(mark[1] - last, 0.0), 4)
         last = mark[1]
     return laps
+
+
+def child_order(folder: Path) -> Path:
+    """An early child's order (child.py --early): the JSON list of its arguments, which the parent
+    writes once the child may run the submission (the reference's outputs and seeds are gone)."""
+    return folder / "order.json"
 
 
 def child_log(folder: Path, first_case: int) -> Path:

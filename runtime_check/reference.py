@@ -61,16 +61,18 @@ class ReferenceRun:
 
 
 def run_reference(task_path: Path, backend: Backend, cases: list[int], timeout: float, *, small: bool,
-                  state: bool, env: dict[str, str], timed: Timed | None = None) -> ReferenceRun:
+                  state: bool, env: dict[str, str], timed: Timed | None = None, started=None) -> ReferenceRun:
     """Run the reference's side once: its child makes each case's inputs from a fresh secret seed
-    on the device, then runs `Model` on them, then (`timed`) times it on case 1's."""
+    on the device, then runs `Model` on them, then (`timed`) times it on case 1's. `started()` is
+    called once its child has started (run_side)."""
     folder = Path(tempfile.mkdtemp(prefix="tritonlint-reference-"))
     seeds = {idx: input_seed() for idx in cases}
     case_seeds(folder).write_text(json.dumps({str(i): s for i, s in seeds.items()}))
     phases: dict = {}
     try:
         results = run_side(backend, task_path, "Model", folder, cases, timeout, state=state, env=env,
-                           make_inputs="get_small_inputs" if small else "get_inputs", phases=phases, timed=timed)
+                           make_inputs="get_small_inputs" if small else "get_inputs", phases=phases, timed=timed,
+                           started=started)
     finally:
         case_seeds(folder).unlink(missing_ok=True)  # before any candidate's child can start
     # The parent's own copies, loaded before any candidate ran. Where the reference's child ran in

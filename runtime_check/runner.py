@@ -11,21 +11,25 @@ one process start-up for all its cases.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import shutil
 import tempfile
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 
 from tritonlint.runtime_check import device
 from tritonlint.runtime_check.backends import Backend
 from tritonlint.runtime_check.options import DEFAULTS
 from tritonlint.runtime_check.protocol import (TIMED_CASE, CaseResult, ChildSpec, case_result, case_started, census_result,
-                                               check_case, checked_call, child_log, child_marks, crash_report, failed_case,
-                                               failure, load_case_result, load_marks, load_operators, load_timing_result,
-                                               operators_result, timing_go, timing_ready, timing_result)
+                                               check_case, checked_call, child_log, child_marks, child_order, crash_report,
+                                               failed_case, failure, load_case_result, load_marks, load_operators,
+                                               load_timing_result, operators_result, timing_done, timing_go, timing_ready,
+                                               timing_result)
 
+CHILD = "tritonlint.runtime_check.child"
 POLL_S = 0.02
 TIMED_POLL_S = 0.002  # while the parent's clock runs around a timed phase
 
@@ -53,6 +57,7 @@ class Timed:
     # (that case, its CaseResult), which the parent checks as it checks a verify case
     checked: tuple[int, CaseResult] | None = None
     wall_s: float | None = None  # the parent's clock from its go to the times
+    lock_s: dict | None = None  # the device's timing lock: {"wait": for it, "held": from the go to the child's done}
     side_name: str = "implementation"  # set by run_side: "framework" for Model
 
     def side(self, name: str) -> dict:
@@ -72,10 +77,49 @@ class Timed:
         return ("--time", f"{self.warmup},{self.repeats}", "--baseline", self.baseline) + (("--operators",) if self.operators else ())
 
 
+class Early:
+    """A side's child started before its inputs exist: the candidate's, while the reference runs
+    (verify.py). It starts its device and its imports, then waits, reading and running nothing
+    of the submission, until run_side gives it its arguments (child.py --early, protocol.child_order),
+    which it does only once the reference's run is over: its outputs and seeds gone. Its start is
+    then off the submission's critical path. `close()` stops it if run_side never ordered it."""
+
+    def __init__(self, backend: Backend, cls: str, env: dict[str, str] | None = None):
+        self.out = Path(tempfile.mkdtemp(prefix=f"tritonlint-{cls}-"))
+        self.log, self.asked, self.stack = child_log(self.out, 0), time.time(), ExitStack()
+        spec = ChildSpec(CHILD, ("--early", backend.device, str(child_order(self.out))), env or backend.child_env(),
+                         writable=(str(self.out),))
+        try:
+            self.proc = _started(spec, self.log, backend, self.stack)
+        except BaseException:
+            self.close()
+            raise
+
+    def order(self, args: tuple[str, ...]) -> None:
+        partial = child_order(self.out).with_suffix(".tmp")
+        partial.write_text(json.dumps(list(args)))
+        os.replace(partial, child_order(self.out))
+
+    def close(self) -> None:
+        self.stack.close()
+        shutil.rmtree(self.out, ignore_errors=True)
+
+
+def _started(spec: ChildSpec, log: Path, backend: Backend, stack: ExitStack):
+    """A child started and registered as a user of the device, both under the device's shared lock:
+    no child is born during a timed phase, where the timer, which looked for users before it, would
+    not stop it. Both undone when `stack` closes."""
+    with device.judging(backend):
+        proc = stack.enter_context(spec.running(log))
+        stack.enter_context(device.user(backend, proc.pid))
+    return proc
+
+
 def run_side(backend: Backend, module: Path, cls: str, inputs: Path, cases: list[int], timeout: float, *,
              state: bool = False, env: dict[str, str] | None = None, census: dict | None = None,
              make_inputs: str | None = None, phases: dict | None = None, timed: Timed | None = None,
-             on_result: Callable[[int, CaseResult], None] | None = None) -> dict[int, CaseResult]:
+             on_result: Callable[[int, CaseResult], None] | None = None, early: Early | None = None,
+             started: Callable[[], None] | None = None) -> dict[int, CaseResult]:
     """{case: result}; the results are loaded into memory and their files removed
     before this returns, so the next side's process never sees them. `census`, when given,
     receives the runtime census the child took after its cases (census.load's form).
@@ -84,13 +128,15 @@ def run_side(backend: Backend, module: Path, cls: str, inputs: Path, cases: list
     receives the children's own timelines (protocol.load_marks). `timed`: a timed phase after the
     cases, on case 1 (Timed), in the child that ran case 1 and every case after it. `on_result(idx,
     result)` is called with each result loaded from a child's file as it comes, while the child goes
-    on with its next case (an exception in it leaves that result for the caller to see later)."""
+    on with its next case (an exception in it leaves that result for the caller to see later).
+    `early`: the first child, started already (Early; its folder is this side's). `started()`: called
+    once the first child has started, while it runs."""
     results: dict[int, CaseResult] = {}
-    out = Path(tempfile.mkdtemp(prefix=f"tritonlint-{cls}-"))
+    out = early.out if early is not None else Path(tempfile.mkdtemp(prefix=f"tritonlint-{cls}-"))
     try:
         pending = list(cases)
         while pending:  # each child settles at least one case, so this ends
-            spec = ChildSpec("tritonlint.runtime_check.child",
+            spec = ChildSpec(CHILD,
                              ("--module", str(Path(module).resolve()), "--cls", cls, "--inputs", str(inputs), "--out", str(out),
                               "--cases", ",".join(map(str, pending)), "--device", backend.device)
                              + (("--state",) if state else ()) + (("--census",) if census is not None else ())
@@ -100,7 +146,8 @@ def run_side(backend: Backend, module: Path, cls: str, inputs: Path, cases: list
                              warm=cls != "Model")
             if timed is not None:
                 timed.side_name = "framework" if cls == "Model" else "implementation"
-            results.update(_one_child(spec, out, pending, timeout, phases, timed, backend, census, on_result))
+            results.update(_one_child(spec, out, pending, timeout, phases, timed, backend, census, on_result, early, started))
+            early = started = None  # a restarted child starts afresh
             pending = [i for i in pending if i not in results]
         if census is not None and not census:  # not read at a timed phase's go
             from tritonlint.runtime_check.census import load
@@ -112,14 +159,26 @@ def run_side(backend: Backend, module: Path, cls: str, inputs: Path, cases: list
 
 
 def _one_child(spec: ChildSpec, out: Path, cases: list[int], timeout: float, phases: dict | None, timed: Timed | None,
-               backend: Backend, census: dict | None, on_result=None) -> dict[int, CaseResult]:
+               backend: Backend, census: dict | None, on_result=None, early: Early | None = None,
+               started: Callable[[], None] | None = None) -> dict[int, CaseResult]:
     """Run one child over `cases`, in order, until it has done them all or one case hangs
     or kills it; the results it left, with that case's Timeout or Crash, each with the
-    isolation that held (`isolation`, set here: the child cannot forge it)."""
+    isolation that held (`isolation`, set here: the child cannot forge it). `early`: the child,
+    started already, is given `spec`'s arguments."""
     results: dict[int, CaseResult] = {}
-    log, asked = child_log(out, cases[0]), time.time()
+    if early is not None and early.proc.poll() is not None:  # it died before its order (its server did): afresh
+        early.close()
+        early = None
+    log, asked = (early.log, early.asked) if early is not None else (child_log(out, cases[0]), time.time())
     timed = timed if timed is not None and cases[0] == TIMED_CASE else None  # a restarted child has not run it
-    with spec.running(log) as proc, device.user(backend, proc.pid):
+    with early.stack if early is not None else ExitStack() as stack:
+        if early is not None:
+            proc = early.proc
+            early.order(spec.args)
+        else:
+            proc = _started(spec, log, backend, stack)
+        if started is not None:
+            started()
         _watch(proc, out, cases, timeout, log, results, ready=timing_ready(out) if timed else None, on_result=on_result,
                backend=backend)
         if timed is not None and len(results) == len(cases) and results[TIMED_CASE].get("ok"):
@@ -148,6 +207,7 @@ def _timed_phase(proc, out: Path, timed: Timed, backend: Backend, timeout: float
     if not early and os.path.lexists(timing_ready(out)):
         # until the child ends (its last output and operators run on the device too), with every other
         # child on the device stopped
+        asked = time.perf_counter()
         with device.timing_lock(backend, proc.pid):
             started = time.perf_counter()
             if not _say_go(out):
@@ -156,7 +216,11 @@ def _timed_phase(proc, out: Path, timed: Timed, backend: Backend, timeout: float
                 return
             ended = _until(proc, timing_result(out, TIMED_CASE), timeout, TIMED_POLL_S)
             timed.wall_s = time.perf_counter() - started
-            ended = "timeout" if ended == "timeout" else _until(proc, None, timeout, POLL_S)
+            if ended != "timeout":  # its check call and operators; its exit (the device's teardown) is outside
+                ended = _until(proc, timing_done(out), timeout, POLL_S)
+            timed.lock_s = {"wait": round(started - asked, 3), "held": round(time.perf_counter() - started, 3)}
+        # a child that works on after it said done is still a user of the device: the next timer stops it
+        ended = "timeout" if ended == "timeout" else _until(proc, None, timeout, POLL_S, backend)
     else:  # it wrote its times before it was told to (a failure before it was ready, or a forgery), or it died
         proc.stop()
         ended = "exited"

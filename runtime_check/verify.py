@@ -37,7 +37,7 @@ from tritonlint.runtime_check.compare import (CONTRACT_CHECKS, all_integer, comp
 from tritonlint.runtime_check.options import BACKENDS, DEFAULTS, POLICIES
 from tritonlint.runtime_check.protocol import UNCHANGED, strict_json, Failure, failure
 from tritonlint.runtime_check.reference import References, reference_key, run_reference
-from tritonlint.runtime_check.runner import Timed, run_side
+from tritonlint.runtime_check.runner import Early, Timed, run_side
 from tritonlint.runtime_check.sandbox import read_only_held
 from tritonlint.runtime_check.tasks import IMPL, load_module
 
@@ -120,11 +120,20 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
     key = reference_key(task_path, backend, cases, small, probe_state, timed)
     run = references.get(key) if references is not None else None
     reused = run is not None
-    if run is None:
-        run = run_reference(task_path, backend, cases, timeout, small=small, state=probe_state, env=env,
-                            timed=dataclasses.replace(timed) if timed is not None else None)
-        if references is not None:
-            references.put(key, run)
+    theirs = dataclasses.replace(timed) if timed is not None else None  # the reference's timed phase
+    # the candidate's child starts once the reference's has, and waits for its arguments until the reference is done
+    started: list[Early] = []
+    try:
+        if run is None:
+            run = run_reference(task_path, backend, cases, timeout, small=small, state=probe_state, env=env, timed=theirs,
+                                started=lambda: started.append(Early(backend, "ModelNew", env)))
+            if references is not None:
+                references.put(key, run)
+    except BaseException:
+        for e in started:
+            e.close()
+        raise
+    early = started[0] if started else None
     clock.lap("reference")  # its child's start, the inputs on the device, the reference's calls and timing (0 when reused)
     refs, inputs = run.results, run.inputs
     descs = {idx: describe(inputs[idx]) for idx in cases}
@@ -133,6 +142,8 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
                 0 <= i < len(inputs[idx]) and isinstance(inputs[idx][i], torch.Tensor) for i in declared):
             if references is None:  # a shared run stays with the run's other submissions, which References.close removes
                 run.cleanup()
+            if early is not None:
+                early.close()
             raise ValueError(f"INPLACE_OUTPUTS {declared} must name tensor inputs (get_inputs gives {len(inputs[idx])})")
     judged: dict = {}
     per_case = _Cases(backend, refs, inputs, declared, policy, probe_state, descs)
@@ -155,10 +166,12 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
     try:
         ready = [i for i in cases if refs[i].get("ok")]  # a case the reference failed is the reference's error
         cands = run_side(backend, impl_path, "ModelNew", run.folder, ready, timeout, state=probe_state, env=env,
-                         census=found, phases=timeline, timed=mine, on_result=judge_one) if ready else {}
+                         census=found, phases=timeline, timed=mine, on_result=judge_one, early=early) if ready else {}
         run.exposed = run.exposed or not all(read_only_held(c.get("isolation")) for c in cands.values())
         clock.lap("candidate")  # its child's start, compile, the verify cases, the census and its timed phase
     finally:
+        if early is not None:
+            early.close()
         if references is None:
             run.cleanup()
     if not judged:  # judged already when the child that ran every case reached its timed phase
@@ -172,6 +185,9 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
     clock.laps["judge"] = judged["judge_s"]  # the parent's comparison of every case and its census (within `candidate` when timed)
     if mine is not None and mine.wall_s is not None:
         clock.laps["timing"] = round(mine.wall_s, 3)  # the candidate's timed phase, on the parent's clock (within `candidate`)
+    for side, t in (("reference", None if reused else theirs), ("candidate", mine)):  # the device's timing lock, per side:
+        if t is not None and t.lock_s:  # waited for (other timings, judgements) and held (go to done, others stopped)
+            clock.laps.update({f"{side}_lock_{k}": v for k, v in t.lock_s.items()})
     env_json = environment(backend)
     if cache_dir:
         env_json["triton_cache_dir"] = str(cache_dir)

@@ -208,3 +208,51 @@ def test_the_runner_s_children_are_users_of_the_device(tmp_path):
         assert run.results[1]["ok"], run.results[1]
     finally:
         run.cleanup()
+
+
+# A child's side of a timed phase, by protocol.py's file names: ready, wait for go, the times, done;
+# then, still alive, it tries to take the device's timing lock itself for up to 3 s.
+_DONE_EARLY = """
+import fcntl, json, os, sys, time
+out, lock = sys.argv[1], sys.argv[2]
+open(os.path.join(out, "ready"), "w").close()
+while not os.path.exists(os.path.join(out, "go")):
+    time.sleep(0.001)
+with open(os.path.join(out, "timing1.tmp"), "w") as f:
+    json.dump({"framework": {"avg_latency_ms": 1.0}}, f)
+os.replace(os.path.join(out, "timing1.tmp"), os.path.join(out, "timing1.json"))
+open(os.path.join(out, "done"), "w").close()
+deadline = time.monotonic() + 3
+with open(lock, "a") as f:
+    while True:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            sys.exit(0)
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                sys.exit(3)
+            time.sleep(0.01)
+"""
+
+
+class _Child(subprocess.Popen):
+    stop = subprocess.Popen.kill  # the runner's name for it (zygote.Forked)
+
+
+def test_the_timing_lock_is_left_at_the_child_s_done_not_at_its_end(tmp_path):
+    """The child's exit (a device's teardown) is no part of the timing: the lock is free once the
+    child says its device work is done, while it still runs, and its times are taken."""
+    from tritonlint.runtime_check.runner import Timed, _timed_phase
+
+    out = tmp_path / "out"
+    out.mkdir()
+    with _Child([sys.executable, "-c", _DONE_EARLY, str(out), device._lock_path(CPU)]) as proc:
+        deadline = time.monotonic() + 30
+        while not (out / "ready").exists():
+            assert time.monotonic() < deadline and proc.poll() is None, "the child never got ready"
+            time.sleep(0.01)
+        timed = Timed(side_name="framework")
+        _timed_phase(proc, out, timed, CPU, 30, {1: {"ok": True}}, None, tmp_path / "log")
+        assert proc.returncode == 0, "the child never got the lock while it ran: the timer held it to its end"
+    assert timed.result == {"framework": {"avg_latency_ms": 1.0}}
+    assert round(timed.wall_s, 3) <= timed.lock_s["held"] < 3

@@ -306,3 +306,21 @@ def test_a_child_that_kills_the_fork_server_is_a_crash_and_the_gate_goes_on(monk
             os.remove(marker)
     ok = verify(GELU / "gelu_triton_ascend_impl.py", seeds=1)  # the gate still works: a new server
     assert ok["passed_cases"] == 1
+
+
+@requires_triton
+def test_the_candidate_s_child_started_early_sees_nothing_of_the_reference_s_run(mode, tmp_path, monkeypatch):
+    """The candidate's child starts while the reference's child runs (runner.Early), and the
+    submission looks for the reference's results and seeds where the gate keeps them, at import
+    and at call: it finds none, since its module is read only once the reference's run is over.
+    Where one is there (planted here), it finds it: the look itself works."""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the gate's folders, and only this test's
+    r = verify(HOSTILE / "sandbox_spies_on_reference.py")
+    assert r["failures"] == [] and r["child_phases_s"]["candidate"].get("order") is not None, r["failures"]
+    planted = tmp_path / "tritonlint-Model-planted"
+    planted.mkdir()
+    (planted / "1.pt").write_bytes(b"")
+    r = verify(HOSTILE / "sandbox_spies_on_reference.py")
+    assert errors(r)[0] == "RuntimeError" and "Model/1.pt" in r["failures"][0]["error_msg"], r["failures"]
