@@ -114,13 +114,17 @@ def eval_results(csv_path: Path) -> tuple[dict, dict]:
             {r["task"]: f"{r['status']}: {r['error'][:300]}" for r in rows if r["status"] != "passed"})
 
 
-def eval_phases(runs: Path) -> dict:
+def eval_phases(runs: Path, started: float) -> dict:
     """Where an eval's gate time went: each phase's seconds summed over its submissions (their
-    runs/ files), the parent's (verify.phases_s) and each child's own (child_phases_s)."""
-    sums: dict = {"parent": {}, "reference": {}, "candidate": {}, "submissions": 0}
+    runs/ files), the parent's (verify.phases_s) and each child's own (child_phases_s); and when
+    each submission's result was written (`ends_s`: seconds from the eval's start, in order)."""
+    sums: dict = {"parent": {}, "reference": {}, "candidate": {}, "submissions": 0, "ends_s": []}
     for path in sorted(runs.glob("*.json")) if runs.is_dir() else []:
-        verify = (json.loads(path.read_text()).get("runtime") or {}).get("verify") or {}
+        data = json.loads(path.read_text())
+        verify = (data.get("runtime") or {}).get("verify") or {}
         sums["submissions"] += 1
+        sums["ends_s"].append((round(path.stat().st_mtime - started, 2), data.get("key", "").split("/")[-1][:40]))
+        sums["ends_s"].sort()
         for part, laps in [("parent", verify.get("phases_s") or {})] + list((verify.get("child_phases_s") or {}).items()):
             for phase, s in laps.items():
                 sums[part][phase] = round(sums[part].get(phase, 0.0) + s, 3)
@@ -191,6 +195,7 @@ def main() -> int:
             for _, impl in pairs:
                 shutil.copy(impl, subs / impl.name)
             more = ["--workers", str(workers)] if workers else []
+            began = time.time()
             wall, proc = timed(tool + ["eval", str(subs), "--out", str(tmp / label), *gate, *more,
                                        "--warmup", str(args.warmup), "--bench-repeats", str(args.repeats)], env)
             summary = tmp / label / "summary.json"
@@ -198,7 +203,7 @@ def main() -> int:
             times, failed = eval_results(tmp / label / "results.csv")
             result[label] = {"wall_s": round(wall, 3), "rc": proc.returncode, "by_status": {k: n for k, n in (data.get("by_status") or {}).items() if n},
                              "stderr": proc.stderr[-1500:] if proc.returncode not in (0, 1) else None,
-                             "times_ms": times, "failed": failed, "phases_s": eval_phases(tmp / label / "runs")}
+                             "times_ms": times, "failed": failed, "phases_s": eval_phases(tmp / label / "runs", began)}
             if label != ONE and ONE in result:
                 result[label]["drift_from_one_worker"] = drift(result[ONE]["times_ms"], result[label]["times_ms"])
             print(f"{label}: {wall:.1f} s rc={proc.returncode} {result[label].get('drift_from_one_worker', '')}", flush=True)

@@ -128,14 +128,17 @@ def _failed(e: BaseException) -> CaseResult:
     return failed_case(type(e).__name__, f"{e}\n{traceback.format_exc(limit=-3)}")
 
 
-def wait_for_order(device: str, order: Path, mark) -> list[str]:
-    """An early child (`--early DEVICE ORDER`, started while the reference still runs): its device
-    and the fork server's idle imports now (zygote.LATER: no-ops where it inherited them), then
-    nothing until the parent's order, its arguments (protocol.child_order). Nothing of the
-    submission is read or run before it."""
+def wait_for_order(device: str, order: Path, lock: str, mark) -> list[str]:
+    """An early child (`--early DEVICE ORDER LOCK`, started while the reference still runs): its
+    device now, under the device's shared lock (LOCK: it may not be registered yet, and no timed
+    phase runs beside a device's start), and the fork server's idle imports (zygote.LATER: no-ops
+    where it inherited them); then nothing until the parent's order, its arguments
+    (protocol.child_order). Nothing of the submission is read or run before it."""
+    from tritonlint.runtime_check.device import shared
     from tritonlint.runtime_check.zygote import LATER, _step
 
-    _start_device(device, mark)
+    with shared(lock):
+        _start_device(device, mark)
     for step in LATER:
         _step(step)
     while not os.path.lexists(order):
@@ -159,9 +162,9 @@ def _start_device(device: str, mark) -> None:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     mark = Marks()
-    early = argv[:1] == ["--early"] and len(argv) == 3
+    early = argv[:1] == ["--early"] and len(argv) == 4
     if early:
-        argv = wait_for_order(argv[1], Path(argv[2]), mark)
+        argv = wait_for_order(argv[1], Path(argv[2]), argv[3], mark)
         sys.argv = [sys.argv[0], *argv]  # as a child started with them has it
     ap = argparse.ArgumentParser()
     ap.add_argument("--module", required=True)

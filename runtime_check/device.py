@@ -34,7 +34,8 @@ def _name(backend: Backend) -> str:
     return "".join(c if c.isalnum() else "_" for c in f"{backend.name}-{seen}")
 
 
-def _lock_path(backend: Backend) -> str:
+def lock_file(backend: Backend) -> str:
+    """The device's timing lock, a file every gate process of this host opens by this name."""
     return os.path.join(tempfile.gettempdir(), f"tritonlint-timing-{_name(backend)}.lock")
 
 
@@ -46,7 +47,7 @@ def _users(backend: Backend) -> Path:
 def timing_lock(backend: Backend, timer: int | None = None):
     """The device to one timed phase: exclusive among timings, and every registered child but
     the timer's (`timer`: its keeper's pid) stopped until it is left."""
-    with open(_lock_path(backend), "a") as f:
+    with open(lock_file(backend), "a") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         stopped: set[int] = set()  # filled as they are stopped: a look that fails midway leaves none stopped
         try:
@@ -61,12 +62,30 @@ def timing_lock(backend: Backend, timer: int | None = None):
 @contextmanager
 def judging(backend: Backend):
     """Shared with other judgements, never with a timed phase."""
-    with open(_lock_path(backend), "a") as f:
-        fcntl.flock(f, fcntl.LOCK_SH)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+    with open(lock_file(backend), "a") as f, _held(f, fcntl.LOCK_SH):
+        yield
+
+
+@contextmanager
+def shared(path: str):
+    """`judging` by the lock's path, for a child that cannot write it (a read-only /tmp): nothing
+    held where the file is not there (no timing has ever run)."""
+    try:
+        f = open(path, "rb")
+    except OSError:
+        yield
+        return
+    with f, _held(f, fcntl.LOCK_SH):
+        yield
+
+
+@contextmanager
+def _held(f, how: int):
+    fcntl.flock(f, how)
+    try:
+        yield
+    finally:
+        fcntl.flock(f, fcntl.LOCK_UN)
 
 
 @contextmanager
@@ -95,7 +114,7 @@ def resume_if_left(backend: Backend, pid: int | None) -> bool:
     holds the device (the timer's process was killed while it held the lock)."""
     if pid is None or _state(pid) != "T":
         return False
-    with open(_lock_path(backend), "a") as f:
+    with open(lock_file(backend), "a") as f:
         try:
             fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:  # a timing is under way: it continues them when it ends

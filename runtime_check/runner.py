@@ -15,9 +15,10 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Callable
-from contextlib import ExitStack
+from contextlib import ExitStack, nullcontext
 from pathlib import Path
 
 from tritonlint.runtime_check import device
@@ -87,10 +88,10 @@ class Early:
     def __init__(self, backend: Backend, cls: str, env: dict[str, str] | None = None):
         self.out = Path(tempfile.mkdtemp(prefix=f"tritonlint-{cls}-"))
         self.log, self.asked, self.stack = child_log(self.out, 0), time.time(), ExitStack()
-        spec = ChildSpec(CHILD, ("--early", backend.device, str(child_order(self.out))), env or backend.child_env(),
-                         writable=(str(self.out),))
-        try:
-            self.proc = _started(spec, self.log, backend, self.stack)
+        spec = ChildSpec(CHILD, ("--early", backend.device, str(child_order(self.out)), device.lock_file(backend)),
+                         env or backend.child_env(), writable=(str(self.out),))
+        try:  # not under the device's shared lock: its start waits for the fork server, its device start takes that lock
+            self.proc = _started(spec, self.log, backend, self.stack, hold=False)
         except BaseException:
             self.close()
             raise
@@ -105,11 +106,35 @@ class Early:
         shutil.rmtree(self.out, ignore_errors=True)
 
 
-def _started(spec: ChildSpec, log: Path, backend: Backend, stack: ExitStack):
-    """A child started and registered as a user of the device, both under the device's shared lock:
-    no child is born during a timed phase, where the timer, which looked for users before it, would
-    not stop it. Both undone when `stack` closes."""
-    with device.judging(backend):
+class Starting:
+    """An Early child started on a thread (`start`): a fork server still busy with its idle imports
+    answers late, and the side that asks (the reference's, watching its child) goes on meanwhile.
+    `get()`: the child, or None where it could not start (the side then starts its child afresh)."""
+
+    def __init__(self, backend: Backend, cls: str, env: dict[str, str] | None = None):
+        self.args, self.made, self.thread = (backend, cls, env), [], None
+
+    def start(self) -> None:
+        self.thread = threading.Thread(target=self._run, daemon=True, name="tritonlint-early")
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.made.append(Early(*self.args))
+        except Exception:  # the fork server is gone: the side's own start says so
+            pass
+
+    def get(self) -> Early | None:
+        if self.thread is not None:
+            self.thread.join()
+        return self.made[0] if self.made else None
+
+
+def _started(spec: ChildSpec, log: Path, backend: Backend, stack: ExitStack, hold: bool = True):
+    """A child started and registered as a user of the device, both under the device's shared lock
+    (`hold`): no child is born during a timed phase, where the timer, which looked for users before
+    it, would not stop it. Both undone when `stack` closes."""
+    with device.judging(backend) if hold else nullcontext():
         proc = stack.enter_context(spec.running(log))
         stack.enter_context(device.user(backend, proc.pid))
     return proc

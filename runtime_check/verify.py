@@ -37,7 +37,7 @@ from tritonlint.runtime_check.compare import (CONTRACT_CHECKS, all_integer, comp
 from tritonlint.runtime_check.options import BACKENDS, DEFAULTS, POLICIES
 from tritonlint.runtime_check.protocol import UNCHANGED, strict_json, Failure, failure
 from tritonlint.runtime_check.reference import References, reference_key, run_reference
-from tritonlint.runtime_check.runner import Early, Timed, run_side
+from tritonlint.runtime_check.runner import Starting, Timed, run_side
 from tritonlint.runtime_check.sandbox import read_only_held
 from tritonlint.runtime_check.tasks import IMPL, load_module
 
@@ -122,18 +122,18 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
     reused = run is not None
     theirs = dataclasses.replace(timed) if timed is not None else None  # the reference's timed phase
     # the candidate's child starts once the reference's has, and waits for its arguments until the reference is done
-    started: list[Early] = []
+    starting = Starting(backend, "ModelNew", env)
     try:
         if run is None:
             run = run_reference(task_path, backend, cases, timeout, small=small, state=probe_state, env=env, timed=theirs,
-                                started=lambda: started.append(Early(backend, "ModelNew", env)))
+                                started=starting.start)
             if references is not None:
                 references.put(key, run)
-    except BaseException:
-        for e in started:
-            e.close()
+    except BaseException:  # the reference's error goes on; the waiting child goes
+        if (early := starting.get()) is not None:
+            early.close()
         raise
-    early = started[0] if started else None
+    early = starting.get()
     clock.lap("reference")  # its child's start, the inputs on the device, the reference's calls and timing (0 when reused)
     refs, inputs = run.results, run.inputs
     descs = {idx: describe(inputs[idx]) for idx in cases}

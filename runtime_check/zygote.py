@@ -92,34 +92,35 @@ class _Idle:
     first child (whose request may be on its way: the parent imports torch as long as the server
     does), so the server goes on answering while a step runs: a child's end is reported when it
     comes, not 1-2 s later. Nothing is forked beside a step: a fork waits for the one under way (a
-    process forked mid-import would inherit a half-made module), a warm fork for every step."""
+    process forked mid-import would inherit a half-made module), a warm fork for every step; the
+    server answers meanwhile, and starts no further step while a plain fork waits."""
 
     def __init__(self, steps, wake_w: int):
         self.steps, self.wake_w, self.thread = list(steps), wake_w, None
 
-    def poll(self) -> None:
-        """Start the next step if none runs."""
+    def busy(self) -> bool:
+        """Whether a step is under way (one that has ended is joined here)."""
         if self.thread is not None and not self.thread.is_alive():
             self.thread.join()
             self.thread = None
-        if self.thread is None and self.steps:
+        return self.thread is not None
+
+    def ready(self, warm: bool) -> bool:
+        """Whether a child may be forked now: no step under way, and for a warm child none left."""
+        return not self.busy() and not (warm and self.steps)
+
+    def poll(self) -> None:
+        """Start the next step if none runs."""
+        if not self.busy() and self.steps:
             self.thread = threading.Thread(target=self._run, args=(self.steps.pop(0),), daemon=True)
             self.thread.start()
 
     def _run(self, step) -> None:
         _step(step)
         try:
-            os.write(self.wake_w, b"i")  # wakes the loop's select to start the next
+            os.write(self.wake_w, b"i")  # wakes the loop's select: the next step, or a fork that waited
         except OSError:
             pass
-
-    def settle(self, warm: bool) -> None:
-        """Before a fork: the step under way done, and for a warm child every step."""
-        if self.thread is not None:
-            self.thread.join()
-            self.thread = None
-        while warm and self.steps:
-            _step(self.steps.pop(0))
 
 
 def _send(msg: dict) -> None:
@@ -186,10 +187,17 @@ def serve() -> None:
     keepers: dict[int, tuple[int, int]] = {}  # keeper pid -> (request id, its report pipe)
     stopping: dict[int, float] = {}  # keeper pid -> when its group is killed
     idle, forked = _Idle(LATER, wake_w), False
+    waiting: list[dict] = []  # spawn requests not forked yet (_Idle.ready), in the order they came
     _send({"ready": READY})
     buf = b""
     while True:
-        if forked:
+        for req in [r for r in waiting if idle.ready(bool(r.get("warm")))]:
+            waiting.remove(req)
+            pid, report_r = fork_piped(lambda report_w, req=req: _keeper(req, report_w))
+            forked = True
+            keepers[pid] = (req["id"], report_r)
+            _send({"id": req["id"], "pid": pid})
+        if (forked or waiting) and all(r.get("warm") for r in waiting):
             idle.poll()
         timeout = max(0.0, min(stopping.values()) - time.monotonic()) if stopping else None
         ready, _, _ = select.select([0, wake_r], [], [], timeout)
@@ -206,11 +214,7 @@ def serve() -> None:
                 line, buf = buf.split(b"\n", 1)
                 req = json.loads(line)
                 if req["op"] == "spawn":
-                    idle.settle(bool(req.get("warm")))
-                    pid, report_r = fork_piped(lambda report_w, req=req: _keeper(req, report_w))
-                    forked = True
-                    keepers[pid] = (req["id"], report_r)
-                    _send({"id": req["id"], "pid": pid})
+                    waiting.append(req)  # forked at the loop's top, as soon as it may be
                 elif req["op"] == "stop":
                     pid = next((p for p, (i, _) in keepers.items() if i == req["id"]), None)
                     if pid is not None and pid not in stopping:

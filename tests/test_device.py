@@ -246,7 +246,7 @@ def test_the_timing_lock_is_left_at_the_child_s_done_not_at_its_end(tmp_path):
 
     out = tmp_path / "out"
     out.mkdir()
-    with _Child([sys.executable, "-c", _DONE_EARLY, str(out), device._lock_path(CPU)]) as proc:
+    with _Child([sys.executable, "-c", _DONE_EARLY, str(out), device.lock_file(CPU)]) as proc:
         deadline = time.monotonic() + 30
         while not (out / "ready").exists():
             assert time.monotonic() < deadline and proc.poll() is None, "the child never got ready"
