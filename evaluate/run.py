@@ -55,30 +55,86 @@ class EvalOptions:
 
 def evaluate(opts: EvalOptions, progress: Progress | None = None) -> tuple[list[Record], Found, dict]:
     started = time.time()
+    timeline = {}  # seconds from the start: when each stage was done (summary.json's environment.timeline_s)
     cases = discover_cases(opts.cases)
     found = discover_submissions(opts.submissions, cases)
-    lints = lint_many([str(s.path) for s in found.submissions], Config(), opts.jobs, keep_trees=False)
-    records = [Record(s, Lint.of(r), []) for s, r in zip(found.submissions, lints)]
-    runs_dir = opts.out / "runs"
-    runs_dir.mkdir(parents=True, exist_ok=True)
-    env: dict = {"backend": None, "workers": 0, "engine": opts.engine}
-    if not opts.lint_only:
-        env.update(_gate_all(records, opts, runs_dir, progress))
+    gating = None if opts.lint_only or opts.report_only else _Gating(opts, len(found.submissions))
+    try:
+        lints = lint_many([str(s.path) for s in found.submissions], Config(), opts.jobs, keep_trees=False)
+        timeline["lint"] = round(time.time() - started, 3)
+        records = [Record(s, Lint.of(r), []) for s, r in zip(found.submissions, lints)]
+        runs_dir = opts.out / "runs"
+        runs_dir.mkdir(parents=True, exist_ok=True)
+        env: dict = {"backend": None, "workers": 0, "engine": opts.engine}
+
+        def mark(stage: str, again: bool = False) -> None:
+            if again or stage not in timeline:
+                timeline[stage] = round(time.time() - started, 3)
+
+        if not opts.lint_only:
+            env.update(_gate_all(records, opts, runs_dir, progress, gating, mark))
+    finally:
+        if gating is not None:
+            gating.close()
     env["elapsed_s"] = round(time.time() - started, 3)
+    env["timeline_s"] = timeline
     return records, found, env
 
 
-def _gate_all(records: list[Record], opts: EvalOptions, runs_dir: Path, progress: Progress | None) -> dict:
-    from tritonlint.runtime_check.backends import get_backend
+class _Gating:
+    """The gate's side of a run, started on a thread before the lint: its backend found (torch's
+    import), then its local workers (and each one's fork server) started, one per submission at
+    most; those seconds overlap the lint's. `get()`: (backend name, devices, workers, the pool or
+    None for Ray), or the error (BackendUnavailable) raised where the caller can report it."""
 
-    from .workers import LocalPool, gate_job, run_ray
+    def __init__(self, opts: EvalOptions, submissions: int):
+        import threading
 
+        self.opts, self.submissions, self.done, self.error = opts, submissions, None, None
+        self.thread = threading.Thread(target=self._run, daemon=True, name="tritonlint-gating")
+        self.thread.start()
+
+    def _run(self) -> None:
+        from tritonlint.runtime_check.backends import get_backend
+
+        from .workers import LocalPool
+
+        try:
+            name = get_backend(self.opts.backend).name
+            devices = _device_count(name)
+            workers = self.opts.workers or (devices if name != "cpu" else 1)
+            pool = None
+            if self.opts.engine != "ray":
+                budget = self.opts.gate.timeout * (2 * self.opts.gate.seeds + 2) + 300  # every child at its limit, plus start-up
+                pool = LocalPool(name, workers, devices, budget)
+                pool.start(min(workers, self.submissions))
+            self.done = (name, devices, workers, pool)
+        except Exception as e:
+            self.error = e
+
+    def get(self) -> tuple:
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+        return self.done
+
+    def close(self) -> None:
+        self.thread.join()
+        if self.done is not None and self.done[3] is not None:
+            self.done[3].close()
+
+
+def _gate_all(records: list[Record], opts: EvalOptions, runs_dir: Path, progress: Progress | None,
+              gating: _Gating | None, mark) -> dict:
+    """`mark(stage, again=False)`: notes when a stage of the run was reached (the first time, or the last)."""
+    from .workers import gate_job, run_ray
+
+    pool = None
     if opts.report_only:  # no device needed: only what runs/ already holds for this backend
         name, devices, workers = opts.backend, 0, 0
     else:
-        name = get_backend(opts.backend).name  # BackendUnavailable goes to the caller with its one line
-        devices = _device_count(name)
-        workers = opts.workers or (devices if name != "cpu" else 1)
+        name, devices, workers, pool = gating.get()  # BackendUnavailable goes to the caller with its one line
+        mark("workers")
     gate = opts.gate.to_json()
     fingerprint = json.dumps({"backend": name, **gate}, sort_keys=True)
     jobs, by_key = [], {}
@@ -109,6 +165,8 @@ def _gate_all(records: list[Record], opts: EvalOptions, runs_dir: Path, progress
                         reused=sum(r is not None for rec in records for r in rec.runs or []))
 
     def on_result(job: dict, runtime: dict) -> None:
+        mark("first_result")
+        mark("last_result", again=True)
         rec = by_key[job["key"]]
         rec.runs[job["repeat"]] = runtime
         write_atomic(str(runs_dir / _file_name(job["key"])),
@@ -119,8 +177,8 @@ def _gate_all(records: list[Record], opts: EvalOptions, runs_dir: Path, progress
     if opts.engine == "ray":
         run_ray(jobs, on_result, name, opts.ray_address, fn=gate_job)
     else:
-        budget = opts.gate.timeout * (2 * opts.gate.seeds + 2) + 300  # every child at its limit, plus start-up
-        LocalPool(name, workers, devices, budget).run(jobs, on_result)
+        pool.run(jobs, on_result)
+    mark("gated")
     if progress:
         progress.finish()
     return {"backend": name, "workers": workers, "devices": devices}

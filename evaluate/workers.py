@@ -117,9 +117,13 @@ class LocalPool:
         theirs.close()
         return {"proc": proc, "conn": mine, "job": None, "since": 0.0}
 
+    def start(self, n: int) -> None:
+        """Start `n` of the workers now (their imports and fork servers start with them)."""
+        self.slots += [self._start(i) for i in range(len(self.slots), min(self.n, n))]
+
     def run(self, jobs: Iterable[Job], on_result: OnResult) -> None:
         todo = list(jobs)
-        self.slots = [self._start(i) for i in range(min(self.n, len(todo)))]
+        self.start(len(todo))
         try:
             while todo or any(s["job"] is not None for s in self.slots):
                 for slot in self.slots:
