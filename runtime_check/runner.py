@@ -208,8 +208,9 @@ def _one_child(spec: ChildSpec, out: Path, cases: list[int], timeout: float, pha
                backend=backend)
         if timed is not None and len(results) == len(cases) and results[TIMED_CASE].get("ok"):
             _timed_phase(proc, out, timed, backend, timeout, results, census, log)
-    if phases is not None:
-        phases.update(load_marks(child_marks(out, cases[0]), asked))
+        leaving = time.time()
+    if phases is not None:  # with the parent's wait for its end (a device's teardown), as `exit`
+        phases.update({**load_marks(child_marks(out, cases[0]), asked), "exit": round(time.time() - leaving, 4)})
     for r in results.values():
         r["isolation"] = proc.isolation
     return results

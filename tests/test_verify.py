@@ -221,10 +221,10 @@ def test_one_run_runs_each_task_s_reference_once_and_restores_its_inputs(tmp_pat
     assert first["input_seeds"] == hostile["input_seeds"] == last["input_seeds"]
     assert first["phases_s"]["reference"] > last["phases_s"]["reference"]
     # each child's own timeline, in the order it got there; a reused reference has none
-    assert list(first["child_phases_s"]["reference"]) == ["start", "load", "inputs1", "case1", "inputs2", "case2"]
+    assert list(first["child_phases_s"]["reference"]) == ["start", "load", "inputs1", "case1", "inputs2", "case2", "exit"]
     # the first candidate's child started beside the reference's and waited for its order; the last's did not
-    assert list(first["child_phases_s"]["candidate"]) == ["start", "order", "load", "case1", "case2", "census"]
-    assert list(last["child_phases_s"]["candidate"]) == ["start", "load", "case1", "case2", "census"]
+    assert list(first["child_phases_s"]["candidate"]) == ["start", "order", "load", "case1", "case2", "census", "exit"]
+    assert list(last["child_phases_s"]["candidate"]) == ["start", "load", "case1", "case2", "census", "exit"]
     assert last["child_phases_s"]["reference"] == {}
     assert first["passed_cases"] == last["passed_cases"] == 2, last["failures"]  # the zeros it wrote were undone
     assert len(folders) == 1 and not folders[0].exists()  # closing the run removes its case files
