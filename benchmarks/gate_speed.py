@@ -203,7 +203,8 @@ def main() -> int:
             times, failed = eval_results(tmp / label / "results.csv")
             result[label] = {"wall_s": round(wall, 3), "rc": proc.returncode, "by_status": {k: n for k, n in (data.get("by_status") or {}).items() if n},
                              "stderr": proc.stderr[-1500:] if proc.returncode not in (0, 1) else None,
-                             "times_ms": times, "failed": failed, "phases_s": eval_phases(tmp / label / "runs", began)}
+                             "times_ms": times, "failed": failed, "phases_s": eval_phases(tmp / label / "runs", began),
+                             "timeline_s": (data.get("environment") or {}).get("timeline_s")}
             if label != ONE and ONE in result:
                 result[label]["drift_from_one_worker"] = drift(result[ONE]["times_ms"], result[label]["times_ms"])
             print(f"{label}: {wall:.1f} s rc={proc.returncode} {result[label].get('drift_from_one_worker', '')}", flush=True)
