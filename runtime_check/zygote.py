@@ -66,6 +66,7 @@ def _triton_key() -> None:
 GLUON = ("triton.experimental.gluon",)
 LATER = (lambda: _preload(["torch._dynamo"]), _triton_key, lambda: _preload(GLUON))
 READY = "ready"
+WAIT_POLL_S = 0.05  # how often the server looks at a spawn that waits for its idle steps
 STOP_GRACE_S = 5.0  # how long a keeper has to kill its descendants before its group is killed
 START_TIMEOUT_S = 600.0  # importing torch on a cold disk
 
@@ -96,11 +97,12 @@ class _Idle:
     server answers meanwhile, and starts no further step while a plain fork waits."""
 
     def __init__(self, steps, wake_w: int):
-        self.steps, self.wake_w, self.thread = list(steps), wake_w, None
+        self.steps, self.wake_w, self.thread, self.finished = list(steps), wake_w, None, False
 
     def busy(self) -> bool:
-        """Whether a step is under way (one that has ended is joined here)."""
-        if self.thread is not None and not self.thread.is_alive():
+        """Whether a step is under way. One that has finished is joined here, even where its thread
+        has not quite exited yet: its wake-up is the only one the loop gets for it."""
+        if self.thread is not None and (self.finished or not self.thread.is_alive()):
             self.thread.join()
             self.thread = None
         return self.thread is not None
@@ -112,11 +114,13 @@ class _Idle:
     def poll(self) -> None:
         """Start the next step if none runs."""
         if not self.busy() and self.steps:
+            self.finished = False
             self.thread = threading.Thread(target=self._run, args=(self.steps.pop(0),), daemon=True)
             self.thread.start()
 
     def _run(self, step) -> None:
         _step(step)
+        self.finished = True  # before the wake-up: the loop that wakes joins this thread
         try:
             os.write(self.wake_w, b"i")  # wakes the loop's select: the next step, or a fork that waited
         except OSError:
@@ -200,6 +204,8 @@ def serve() -> None:
         if (forked or waiting) and all(r.get("warm") for r in waiting):
             idle.poll()
         timeout = max(0.0, min(stopping.values()) - time.monotonic()) if stopping else None
+        if waiting:  # and should a wake-up be missed, a spawn that waits is looked at again soon
+            timeout = min(timeout if timeout is not None else WAIT_POLL_S, WAIT_POLL_S)
         ready, _, _ = select.select([0, wake_r], [], [], timeout)
         if wake_r in ready:
             os.read(wake_r, 4096)

@@ -4,7 +4,9 @@ profiler's operator breakdown. Real child processes throughout."""
 
 from __future__ import annotations
 
+import os
 import textwrap
+import time
 
 import pytest
 import torch
@@ -236,3 +238,32 @@ def test_children_share_the_caller_s_triton_cache_and_the_result_names_it(monkey
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "mine"))
     assert Backend("cpu", False).child_env()["TRITON_CACHE_DIR"] == str(tmp_path / "mine")
     assert Backend("cpu", False).child_env(str(tmp_path / "fresh"))["TRITON_CACHE_DIR"] == str(tmp_path / "fresh")
+
+
+def test_the_fork_server_sees_a_step_done_at_its_wake_up_even_before_its_thread_has_exited(monkeypatch):
+    """A spawn that waits for the server's idle step is forked when the step's wake-up comes: the
+    step counts as done from then, though its thread may take longer to exit (here 0.5 s). The
+    wake-up is the only one the server's loop gets for it: had it looked at the thread alone, the
+    spawn would have waited for some other event."""
+    import select
+
+    from tritonlint.runtime_check import zygote
+
+    wake_r, wake_w = os.pipe()
+    real_write = os.write
+
+    def late(fd, data):  # the thread lingers after its wake-up
+        n = real_write(fd, data)
+        if fd == wake_w:
+            time.sleep(0.5)
+        return n
+
+    monkeypatch.setattr(zygote.os, "write", late)
+    try:
+        idle = zygote._Idle([lambda: None], wake_w)
+        idle.poll()
+        assert select.select([wake_r], [], [], 10)[0], "no wake-up"
+        assert not idle.busy() and idle.ready(warm=True)
+    finally:
+        os.close(wake_r)
+        os.close(wake_w)
