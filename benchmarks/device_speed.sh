@@ -23,7 +23,7 @@ for part in "$@"; do
 echo "== $part"
 case "$part" in
 tests)
-    timeout 330 python3 -m pytest -p no:cacheprovider -n 4 --tb=short tests/test_timed_phase.py tests/test_census.py tests/test_device.py \
+    timeout 330 python3 -m pytest -p no:cacheprovider -n 4 --timeout 150 --tb=short tests/test_timed_phase.py tests/test_census.py tests/test_device.py \
         tests/test_benchmark_gate.py 2>&1 | grep -E "^E |passed|failed|Error|^FAILED" | head -30 ;;
 cases)
     timeout 240 python3 -m tritonlint cases/*/*/*_impl.py --run --backend cuda --seeds 2 --json > "$OUT/cases13.json" \
