@@ -60,7 +60,9 @@ def evaluate(opts: EvalOptions, progress: Progress | None = None) -> tuple[list[
     found = discover_submissions(opts.submissions, cases)
     gating = None if opts.lint_only or opts.report_only else _Gating(opts, len(found.submissions))
     try:
-        lints = lint_many([str(s.path) for s in found.submissions], Config(), opts.jobs, keep_trees=False)
+        # spawned, not forked, lint processes: the gating thread may be inside an import at the fork
+        lints = lint_many([str(s.path) for s in found.submissions], Config(), opts.jobs, keep_trees=False,
+                          start="spawn" if gating is not None else None)
         timeline["lint"] = round(time.time() - started, 3)
         records = [Record(s, Lint.of(r), []) for s, r in zip(found.submissions, lints)]
         runs_dir = opts.out / "runs"
@@ -103,13 +105,12 @@ class _Gating:
             name = get_backend(self.opts.backend).name
             devices = _device_count(name)
             workers = self.opts.workers or (devices if name != "cpu" else 1)
-            pool = None
-            if self.opts.engine != "ray":
-                budget = self.opts.gate.timeout * (2 * self.opts.gate.seeds + 2) + 300  # every child at its limit, plus start-up
-                pool = LocalPool(name, workers, devices, budget)
+            budget = self.opts.gate.timeout * (2 * self.opts.gate.seeds + 2) + 300  # every child at its limit, plus start-up
+            pool = LocalPool(name, workers, devices, budget) if self.opts.engine != "ray" else None
+            self.done = (name, devices, workers, pool)  # closed by close(), however far start() got
+            if pool is not None:
                 pool.start(min(workers, self.submissions))
-            self.done = (name, devices, workers, pool)
-        except Exception as e:
+        except BaseException as e:
             self.error = e
 
     def get(self) -> tuple:

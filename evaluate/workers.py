@@ -119,7 +119,8 @@ class LocalPool:
 
     def start(self, n: int) -> None:
         """Start `n` of the workers now (their imports and fork servers start with them)."""
-        self.slots += [self._start(i) for i in range(len(self.slots), min(self.n, n))]
+        for i in range(len(self.slots), min(self.n, n)):
+            self.slots.append(self._start(i))  # one by one: a failure leaves those started for close()
 
     def run(self, jobs: Iterable[Job], on_result: OnResult) -> None:
         todo = list(jobs)

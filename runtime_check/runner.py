@@ -191,8 +191,8 @@ def _one_child(spec: ChildSpec, out: Path, cases: list[int], timeout: float, pha
     isolation that held (`isolation`, set here: the child cannot forge it). `early`: the child,
     started already, is given `spec`'s arguments."""
     results: dict[int, CaseResult] = {}
-    if early is not None and early.proc.poll() is not None:  # it died before its order (its server did): afresh
-        early.close()
+    if early is not None and early.proc.poll() is not None:  # it died before its order: afresh, in the same folder
+        early.stack.close()
         early = None
     log, asked = (early.log, early.asked) if early is not None else (child_log(out, cases[0]), time.time())
     timed = timed if timed is not None and cases[0] == TIMED_CASE else None  # a restarted child has not run it

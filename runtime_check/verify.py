@@ -134,46 +134,46 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
             early.close()
         raise
     early = starting.get()
-    clock.lap("reference")  # its child's start, the inputs on the device, the reference's calls and timing (0 when reused)
-    refs, inputs = run.results, run.inputs
-    descs = {idx: describe(inputs[idx]) for idx in cases}
-    for idx in cases:
-        if declared is not None and refs[idx].get("ok") and not all(
-                0 <= i < len(inputs[idx]) and isinstance(inputs[idx][i], torch.Tensor) for i in declared):
-            if references is None:  # a shared run stays with the run's other submissions, which References.close removes
+    try:  # the early child goes on every way out, run_side ordered it or not
+        clock.lap("reference")  # its child's start, the inputs on the device, the reference's calls and timing (0 when reused)
+        refs, inputs = run.results, run.inputs
+        descs = {idx: describe(inputs[idx]) for idx in cases}
+        for idx in cases:
+            if declared is not None and refs[idx].get("ok") and not all(
+                    0 <= i < len(inputs[idx]) and isinstance(inputs[idx][i], torch.Tensor) for i in declared):
+                if references is None:  # a shared run stays with the run's other submissions, which References.close removes
+                    run.cleanup()
+                raise ValueError(f"INPLACE_OUTPUTS {declared} must name tensor inputs (get_inputs gives {len(inputs[idx])})")
+        judged: dict = {}
+        per_case = _Cases(backend, refs, inputs, declared, policy, probe_state, descs)
+
+        def judge_one(idx: int, cand: dict) -> None:
+            warm.join()
+            per_case.judge(idx, cand)
+
+        def judge_cases(cands: dict, found: dict | None) -> bool:
+            """The parent's verdict on the candidate's cases (and census); True: time it."""
+            started = time.perf_counter()
+            warm.join()
+            judged.update(per_case.summary(cases, cands))
+            judged["census"] = judge(found) if found else None
+            judged["judge_s"] = round(time.perf_counter() - started, 3)  # what was left to judge at the end
+            return census_refusal({"failures": judged["failures"], "total_cases": len(cases), "census": judged["census"]}) is None
+
+        found, timeline = {}, {}
+        mine = dataclasses.replace(timed, go=judge_cases) if timed is not None else None
+        try:
+            ready = [i for i in cases if refs[i].get("ok")]  # a case the reference failed is the reference's error
+            cands = run_side(backend, impl_path, "ModelNew", run.folder, ready, timeout, state=probe_state, env=env,
+                             census=found, phases=timeline, timed=mine, on_result=judge_one, early=early) if ready else {}
+            run.exposed = run.exposed or not all(read_only_held(c.get("isolation")) for c in cands.values())
+            clock.lap("candidate")  # its child's start, compile, the verify cases, the census and its timed phase
+        finally:
+            if references is None:
                 run.cleanup()
-            if early is not None:
-                early.close()
-            raise ValueError(f"INPLACE_OUTPUTS {declared} must name tensor inputs (get_inputs gives {len(inputs[idx])})")
-    judged: dict = {}
-    per_case = _Cases(backend, refs, inputs, declared, policy, probe_state, descs)
-
-    def judge_one(idx: int, cand: dict) -> None:
-        warm.join()
-        per_case.judge(idx, cand)
-
-    def judge_cases(cands: dict, found: dict | None) -> bool:
-        """The parent's verdict on the candidate's cases (and census); True: time it."""
-        started = time.perf_counter()
-        warm.join()
-        judged.update(per_case.summary(cases, cands))
-        judged["census"] = judge(found) if found else None
-        judged["judge_s"] = round(time.perf_counter() - started, 3)  # what was left to judge at the end
-        return census_refusal({"failures": judged["failures"], "total_cases": len(cases), "census": judged["census"]}) is None
-
-    found, timeline = {}, {}
-    mine = dataclasses.replace(timed, go=judge_cases) if timed is not None else None
-    try:
-        ready = [i for i in cases if refs[i].get("ok")]  # a case the reference failed is the reference's error
-        cands = run_side(backend, impl_path, "ModelNew", run.folder, ready, timeout, state=probe_state, env=env,
-                         census=found, phases=timeline, timed=mine, on_result=judge_one, early=early) if ready else {}
-        run.exposed = run.exposed or not all(read_only_held(c.get("isolation")) for c in cands.values())
-        clock.lap("candidate")  # its child's start, compile, the verify cases, the census and its timed phase
     finally:
         if early is not None:
             early.close()
-        if references is None:
-            run.cleanup()
     if not judged:  # judged already when the child that ran every case reached its timed phase
         judge_cases(cands, found)
     if keep is not None and refs.get(1, {}).get("ok"):

@@ -267,3 +267,25 @@ def test_the_fork_server_sees_a_step_done_at_its_wake_up_even_before_its_thread_
     finally:
         os.close(wake_r)
         os.close(wake_w)
+
+
+@requires_triton
+def test_an_early_child_that_died_before_its_order_is_replaced_and_its_cases_still_pass():
+    """The candidate's child started early (runner.Early) and died before it was given its
+    arguments (killed here; a device that would not start, an OOM kill): the side starts a child
+    afresh, in the same folder, and no case is charged for it."""
+    from conftest import ROOT
+    from tritonlint.runtime_check.reference import run_reference
+    from tritonlint.runtime_check.runner import Early
+
+    gelu = ROOT / "cases" / "t1" / "gelu"
+    run = run_reference(gelu / "gelu_torch.py", CPU, [1, 2], 60, small=True, state=False, env=CPU.child_env())
+    early = Early(CPU, "ModelNew")
+    try:
+        os.kill(early.proc.pid, 9)
+        early.proc.wait(30)
+        results = run_side(CPU, gelu / "gelu_triton_ascend_impl.py", "ModelNew", run.folder, [1, 2], 60, early=early)
+    finally:
+        early.close()
+        run.cleanup()
+    assert [r.get("ok") for r in results.values()] == [True, True], results

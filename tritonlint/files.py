@@ -96,10 +96,12 @@ def _lint_detached(args: tuple[str, Config, FixMode]) -> FileResult:
     return r
 
 
-def lint_many(files: list[str], config: Config | ConfigFor, jobs: int, fix: FixMode = None, keep_trees: bool = True) -> list[FileResult]:
+def lint_many(files: list[str], config: Config | ConfigFor, jobs: int, fix: FixMode = None, keep_trees: bool = True,
+              start: str | None = None) -> list[FileResult]:
     """`config`: one for all files, or each file's (config.PerFile). `keep_trees=False` drops each
     file's CST once it is linted (what a caller that only reads the findings wants: thousands of
-    trees held at once slow everything down)."""
+    trees held at once slow everything down). `start`: how the pool's processes start
+    (multiprocessing's start method; the platform's default when None)."""
     per = _config_for(config)
     if jobs <= 0:
         jobs = os.cpu_count() or 1
@@ -109,5 +111,7 @@ def lint_many(files: list[str], config: Config | ConfigFor, jobs: int, fix: FixM
     from concurrent.futures import ProcessPoolExecutor  # 30 ms of imports, only when parallel
 
     chunk = max(1, min(64, len(files) // (jobs * 8)))
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    import multiprocessing
+
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context(start) if start else None) as pool:
         return list(pool.map(_lint_detached, [(f, per(f), fix) for f in files], chunksize=chunk))
