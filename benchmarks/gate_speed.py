@@ -124,10 +124,10 @@ def eval_phases(runs: Path, started: float) -> dict:
         verify = (data.get("runtime") or {}).get("verify") or {}
         sums["submissions"] += 1
         sums["ends_s"].append((round(path.stat().st_mtime - started, 2), data.get("key", "").split("/")[-1][:40]))
-        sums["ends_s"].sort()
         for part, laps in [("parent", verify.get("phases_s") or {})] + list((verify.get("child_phases_s") or {}).items()):
             for phase, s in laps.items():
                 sums[part][phase] = round(sums[part].get(phase, 0.0) + s, 3)
+    sums["ends_s"].sort()
     return sums
 
 

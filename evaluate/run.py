@@ -92,7 +92,7 @@ class _Gating:
     def __init__(self, opts: EvalOptions, submissions: int):
         import threading
 
-        self.opts, self.submissions, self.done, self.error = opts, submissions, None, None
+        self.opts, self.submissions, self.done, self.error, self.pool = opts, submissions, None, None, None
         self.thread = threading.Thread(target=self._run, daemon=True, name="tritonlint-gating")
         self.thread.start()
 
@@ -106,10 +106,10 @@ class _Gating:
             devices = _device_count(name)
             workers = self.opts.workers or (devices if name != "cpu" else 1)
             budget = self.opts.gate.timeout * (2 * self.opts.gate.seeds + 2) + 300  # every child at its limit, plus start-up
-            pool = LocalPool(name, workers, devices, budget) if self.opts.engine != "ray" else None
-            self.done = (name, devices, workers, pool)  # closed by close(), however far start() got
-            if pool is not None:
-                pool.start(min(workers, self.submissions))
+            self.pool = LocalPool(name, workers, devices, budget) if self.opts.engine != "ray" else None
+            if self.pool is not None:  # closed by close(), however far start() got
+                self.pool.start(min(workers, self.submissions))
+            self.done = (name, devices, workers, self.pool)
         except BaseException as e:
             self.error = e
 
@@ -121,8 +121,8 @@ class _Gating:
 
     def close(self) -> None:
         self.thread.join()
-        if self.done is not None and self.done[3] is not None:
-            self.done[3].close()
+        if self.pool is not None:
+            self.pool.close()
 
 
 def _gate_all(records: list[Record], opts: EvalOptions, runs_dir: Path, progress: Progress | None,

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from tritonlint.runtime_check.protocol import (TIMED_CASE, UNCHANGED, CaseInput, CaseResult, case_input, case_result, case_seeds,
                                                case_started, census_result, check_case, checked_call, child_marks, failed_case,
-                                               failure, operators_result, save, timing_done, timing_go, timing_ready,
+                                               failure, operators_result, publish, save, timing_done, timing_go, timing_ready,
                                                timing_result)
 # The timer, bound here before any submission is imported (the fork server imports this module):
 # replacing the timing module's functions does not reach these. The submission runs in this process
@@ -205,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.make_inputs and result is None:
             try:
                 payload, made = make_case(module, args.make_inputs, seeds[str(idx)], args.device)
-                _publish(case_input(inputs, idx), lambda path: save(payload, path))
+                publish(case_input(inputs, idx), lambda path: save(payload, path))
                 # kept as made (the census, the timed phase and the check call copy them afresh): the
                 # host copies go back to the page-locked pool, for the next case's copies
                 payload = {**payload, "inputs": made}
@@ -222,13 +222,13 @@ def main(argv: list[str] | None = None) -> int:
             timed = payload
         if idx == check_case(cases) and result.get("ok"):
             check = (idx, payload)
-        _publish(case_result(out, idx), lambda path: save(result, path))
+        publish(case_result(out, idx), lambda path: save(result, path))
         mark(f"case{idx}")  # the first case's includes compiling the kernels
     if args.census and verified is not None:
         from tritonlint.runtime_check import census
 
         found = take_census(module, args.cls, verified, args.device)
-        _publish(census_result(out), lambda path: census.write(found, path))
+        publish(census_result(out), lambda path: census.write(found, path))
         mark("census")
     if args.time and timed is not None:
         mark.publish()
@@ -269,16 +269,16 @@ def time_case(module, cls: str, payload: dict, check: tuple[int, dict] | None, d
         result: dict = {side: times}
     except BaseException as e:
         result = failure(type(e).__name__, str(e))
-    _publish(timing_result(out, TIMED_CASE), lambda path: path.write_text(json.dumps(result)))
+    publish(timing_result(out, TIMED_CASE), lambda path: path.write_text(json.dumps(result)))
     if "error_type" in result:
         return
     if side == "implementation" and check is not None:
         checked = call_case(model, fresh_inputs(check[1], device), device, False)
-        _publish(checked_call(out, check[0]), lambda path: save(checked, path))
+        publish(checked_call(out, check[0]), lambda path: save(checked, path))
     if with_operators:
         with torch.no_grad():
             ops = operators(call, device)
-        _publish(operators_result(out, TIMED_CASE), lambda path: path.write_text(json.dumps(ops)))
+        publish(operators_result(out, TIMED_CASE), lambda path: path.write_text(json.dumps(ops)))
 
 
 class Marks:
@@ -292,14 +292,7 @@ class Marks:
         self.marks.append([name, time.time()])
 
     def publish(self) -> None:
-        _publish(self.path, lambda path: path.write_text(json.dumps(self.marks)))
-
-
-def _publish(final: Path, write) -> None:
-    """Write to a temporary name and rename, so the parent never reads half a file."""
-    partial = final.with_name(final.name + ".tmp")
-    write(partial)
-    os.replace(partial, final)
+        publish(self.path, lambda path: path.write_text(json.dumps(self.marks)))
 
 
 if __name__ == "__main__":

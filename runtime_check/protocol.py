@@ -196,6 +196,14 @@ def child_order(folder: Path) -> Path:
     return folder / "order.json"
 
 
+def publish(final: Path, write) -> None:
+    """`write(path)` to a temporary name, then renamed to `final`: a reader on the other side never
+    reads half a file."""
+    partial = final.with_name(final.name + ".tmp")
+    write(partial)
+    os.replace(partial, final)
+
+
 def child_log(folder: Path, first_case: int) -> Path:
     """The log of the child that starts at `first_case` (a restarted child starts later)."""
     return folder / f"child{first_case}.log"

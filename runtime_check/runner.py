@@ -27,7 +27,7 @@ from tritonlint.runtime_check.options import DEFAULTS
 from tritonlint.runtime_check.protocol import (TIMED_CASE, CaseResult, ChildSpec, case_result, case_started, census_result,
                                                check_case, checked_call, child_log, child_marks, child_order, crash_report,
                                                failed_case, failure, load_case_result, load_marks, load_operators,
-                                               load_timing_result, operators_result, timing_done, timing_go, timing_ready,
+                                               load_timing_result, operators_result, publish, timing_done, timing_go, timing_ready,
                                                timing_result)
 
 CHILD = "tritonlint.runtime_check.child"
@@ -97,9 +97,7 @@ class Early:
             raise
 
     def order(self, args: tuple[str, ...]) -> None:
-        partial = child_order(self.out).with_suffix(".tmp")
-        partial.write_text(json.dumps(list(args)))
-        os.replace(partial, child_order(self.out))
+        publish(child_order(self.out), lambda path: path.write_text(json.dumps(list(args))))
 
     def close(self) -> None:
         self.stack.close()
@@ -231,8 +229,8 @@ def _timed_phase(proc, out: Path, timed: Timed, backend: Backend, timeout: float
         return  # the child is stopped, untimed
     early = os.path.lexists(timing_result(out, TIMED_CASE))  # before the go: only a failure may be there already
     if not early and os.path.lexists(timing_ready(out)):
-        # until the child ends (its last output and operators run on the device too), with every other
-        # child on the device stopped
+        # until the child says done (its check call and operators run on the device too), with every
+        # other child on the device stopped
         asked = time.perf_counter()
         with device.timing_lock(backend, proc.pid):
             started = time.perf_counter()

@@ -123,18 +123,13 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
     theirs = dataclasses.replace(timed) if timed is not None else None  # the reference's timed phase
     # the candidate's child starts once the reference's has, and waits for its arguments until the reference is done
     starting = Starting(backend, "ModelNew", env)
-    try:
+    try:  # the early child goes on every way out, run_side ordered it or not
         if run is None:
             run = run_reference(task_path, backend, cases, timeout, small=small, state=probe_state, env=env, timed=theirs,
                                 started=starting.start)
             if references is not None:
                 references.put(key, run)
-    except BaseException:  # the reference's error goes on; the waiting child goes
-        if (early := starting.get()) is not None:
-            early.close()
-        raise
-    early = starting.get()
-    try:  # the early child goes on every way out, run_side ordered it or not
+        early = starting.get()
         clock.lap("reference")  # its child's start, the inputs on the device, the reference's calls and timing (0 when reused)
         refs, inputs = run.results, run.inputs
         descs = {idx: describe(inputs[idx]) for idx in cases}
@@ -172,7 +167,7 @@ def verify(task_path: Path, impl_path: Path, backend: Backend, *, seeds: int = D
             if references is None:
                 run.cleanup()
     finally:
-        if early is not None:
+        if (early := starting.get()) is not None:
             early.close()
     if not judged:  # judged already when the child that ran every case reached its timed phase
         judge_cases(cands, found)

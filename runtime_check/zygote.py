@@ -205,7 +205,7 @@ def serve() -> None:
             idle.poll()
         timeout = max(0.0, min(stopping.values()) - time.monotonic()) if stopping else None
         if waiting:  # and should a wake-up be missed, a spawn that waits is looked at again soon
-            timeout = min(timeout if timeout is not None else WAIT_POLL_S, WAIT_POLL_S)
+            timeout = WAIT_POLL_S if timeout is None else min(timeout, WAIT_POLL_S)
         ready, _, _ = select.select([0, wake_r], [], [], timeout)
         if wake_r in ready:
             os.read(wake_r, 4096)
