@@ -47,16 +47,14 @@ def _users(backend: Backend) -> Path:
 def timing_lock(backend: Backend, timer: int | None = None):
     """The device to one timed phase: exclusive among timings, and every registered child but
     the timer's (`timer`: its keeper's pid) stopped until it is left."""
-    with open(lock_file(backend), "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
+    with open(lock_file(backend), "a") as f, _held(f, fcntl.LOCK_EX):
         stopped: set[int] = set()  # filled as they are stopped: a look that fails midway leaves none stopped
         try:
             _stop_others(backend, timer, stopped)
             yield
-        finally:
+        finally:  # continued before the lock is left
             for pid in stopped:
                 _signal(pid, signal.SIGCONT)
-            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 @contextmanager
