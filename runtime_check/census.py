@@ -28,6 +28,7 @@ profiler what it does not route through PyTorch, and the values check everything
 from __future__ import annotations
 
 import json
+import sys
 from collections import Counter
 from contextlib import ExitStack, contextmanager
 
@@ -95,11 +96,25 @@ def _triton_launches(counts: Counter, inside: list[int]):
             cls.run = original
 
 
+def needs_dynamo() -> bool:
+    """Whether the census's first op imports torch._dynamo (a torch that wraps every mode's hook),
+    which the fork server then imports for its children while it is idle (zygote.LATER)."""
+    mode = _dispatch_mode(Counter(), [0])
+    return "__wrapped__" in vars(type(mode).__dict__["__torch_dispatch__"])
+
+
 def _dispatch_mode(counts: Counter, inside: list[int]):
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
 
     class Recorder(TorchDispatchMode):
+        @classmethod
+        def _should_skip_dynamo(cls) -> bool:
+            # torch wraps a mode's hook to keep torch.compile out of it, and that wrapper imports
+            # torch._dynamo (1-2 s) at the first op. Unless it is loaded already, no frame can be
+            # compiled, and one compiled during the call skips a frame with this mode on the stack.
+            return "torch._dynamo" in sys.modules
+
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
             if inside[0] == 0:

@@ -28,6 +28,31 @@ def test_the_dispatch_recorder_sees_every_operator_and_conversions():
     assert CONVERSION not in same
 
 
+# In a fresh interpreter: the pytest process may have imported torch._dynamo already.
+WITHOUT_DYNAMO = """
+import sys, torch
+from tritonlint.runtime_check.census import needs_dynamo, record
+a = torch.randn(4, 4)
+plain = record(lambda: torch.mm(a, a), "cpu")["ops"]
+print(needs_dynamo(), "torch._dynamo" in sys.modules, plain.get("aten::mm"))
+def forward():  # a forward that loads dynamo and compiles during the census: the frame is skipped, run as written
+    return torch.compile(lambda x: torch.mm(x, x) + 1, backend="eager")(a)
+during = record(forward, "cpu")["ops"]
+print("torch._dynamo" in sys.modules, during.get("aten::mm"), needs_dynamo())
+after = record(forward, "cpu")["ops"]  # dynamo loaded before the census: the hook is kept out of it as torch does
+print(after.get("aten::mm"))
+"""
+
+
+def test_the_census_does_not_import_dynamo_and_still_sees_a_forward_that_compiles():
+    import subprocess
+    import sys
+
+    got = subprocess.run([sys.executable, "-c", WITHOUT_DYNAMO], capture_output=True, text=True, timeout=300)
+    assert got.returncode == 0, got.stderr[-2000:]
+    assert got.stdout.split() == ["False", "False", "1", "True", "1", "True", "1"], got.stdout
+
+
 @pytest.mark.parametrize("op,glue", [
     ("aten::empty_like", True), ("aten::view", True), ("aten::_unsafe_view", True), ("aten::copy_", True),
     ("aten::fill_", True), ("aten::zeros", True), ("aten::_to_copy", True), ("aten::t", True),
