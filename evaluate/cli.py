@@ -97,15 +97,19 @@ def main(argv: list[str]) -> int:
     opts = EvalOptions(args.submissions, args.cases, args.out, backend=args.backend, repeats=args.repeats,
                        workers=args.workers, jobs=args.jobs, engine=args.engine, ray_address=args.ray_address,
                        lint_only=args.lint_only, report_only=args.report_only, gate=gate)
+    made: dict = {}
+
+    def write(records, found, env) -> None:  # while the workers shut down
+        made["written"] = written = write_all(args.out, records, found, env, opts.to_json())
+        board = (args.out / "leaderboard.md").read_text(encoding="utf-8") if written["teams"] else None
+        write_report(args.out, records, written, board)
+
     try:
-        records, found, env = evaluate(opts, Progress(rich=is_tty()))
+        records, found, env = evaluate(opts, Progress(rich=is_tty()), write)
     except BackendUnavailable as e:
         print(f"tritonlint eval: error: {str(e).replace('--run: ', '')}", file=sys.stderr)
         return USAGE_ERROR
-    written = write_all(args.out, records, found, env, opts.to_json())
-    board = (args.out / "leaderboard.md").read_text(encoding="utf-8") if written["teams"] else None
-    write_report(args.out, records, written, board)
-    s = written["summary"]
+    s = made["written"]["summary"]
     counts = ", ".join(f"{n} {k}" for k, n in s["by_status"].items() if n)
     print(f"tritonlint eval: {s['total']} submissions{f' ({counts})' if counts else ''} in {env['elapsed_s']:.1f} s -> {args.out}/report.md")
     if found.unmatched:

@@ -14,7 +14,9 @@ import hashlib
 import json
 import os
 import sys
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from tritonlint.config import Config
@@ -53,33 +55,44 @@ class EvalOptions:
         return data
 
 
-def evaluate(opts: EvalOptions, progress: Progress | None = None) -> tuple[list[Record], Found, dict]:
+def evaluate(opts: EvalOptions, progress: Progress | None = None,
+             write: Callable[[list[Record], Found, dict], None] | None = None) -> tuple[list[Record], Found, dict]:
+    """`write(records, found, env)`: the run's outputs, written while its workers shut down (each
+    one's fork server and children); this returns once both are done."""
     started = time.time()
     timeline = {}  # seconds from the start: when each stage was done (summary.json's environment.timeline_s)
     cases = discover_cases(opts.cases)
     found = discover_submissions(opts.submissions, cases)
     gating = None if opts.lint_only or opts.report_only else _Gating(opts, len(found.submissions))
+    closing = None
     try:
-        # spawned, not forked, lint processes: the gating thread may be inside an import at the fork
-        lints = lint_many([str(s.path) for s in found.submissions], Config(), opts.jobs, keep_trees=False,
-                          start="spawn" if gating is not None else None)
-        timeline["lint"] = round(time.time() - started, 3)
-        records = [Record(s, Lint.of(r), []) for s, r in zip(found.submissions, lints)]
-        runs_dir = opts.out / "runs"
-        runs_dir.mkdir(parents=True, exist_ok=True)
-        env: dict = {"backend": None, "workers": 0, "engine": opts.engine}
+        try:
+            # spawned, not forked, lint processes: the gating thread may be inside an import at the fork
+            lints = lint_many([str(s.path) for s in found.submissions], Config(), opts.jobs, keep_trees=False,
+                              start="spawn" if gating is not None else None)
+            timeline["lint"] = round(time.time() - started, 3)
+            records = [Record(s, Lint.of(r), []) for s, r in zip(found.submissions, lints)]
+            runs_dir = opts.out / "runs"
+            runs_dir.mkdir(parents=True, exist_ok=True)
+            env: dict = {"backend": None, "workers": 0, "engine": opts.engine}
 
-        def mark(stage: str, again: bool = False) -> None:
-            if again or stage not in timeline:
-                timeline[stage] = round(time.time() - started, 3)
+            def mark(stage: str, again: bool = False) -> None:
+                if again or stage not in timeline:
+                    timeline[stage] = round(time.time() - started, 3)
 
-        if not opts.lint_only:
-            env.update(_gate_all(records, opts, runs_dir, progress, gating, mark))
+            if not opts.lint_only:
+                env.update(_gate_all(records, opts, runs_dir, progress, gating, mark))
+        finally:
+            if gating is not None:
+                closing = threading.Thread(target=gating.close, name="tritonlint-close")
+                closing.start()
+        env["elapsed_s"] = round(time.time() - started, 3)
+        env["timeline_s"] = timeline
+        if write is not None:
+            write(records, found, env)
     finally:
-        if gating is not None:
-            gating.close()
-    env["elapsed_s"] = round(time.time() - started, 3)
-    env["timeline_s"] = timeline
+        if closing is not None:
+            closing.join()
     return records, found, env
 
 
@@ -87,12 +100,12 @@ class _Gating:
     """The gate's side of a run, started on a thread before the lint: its backend found (torch's
     import), then its local workers (and each one's fork server) started, one per submission at
     most; those seconds overlap the lint's. `get()`: (backend name, devices, workers, the pool or
-    None for Ray), or the error (BackendUnavailable) raised where the caller can report it."""
+    None for Ray), or the error (BackendUnavailable) raised where the caller can report it. Then,
+    while the workers gate, the report's chart library is imported (report.warm)."""
 
     def __init__(self, opts: EvalOptions, submissions: int):
-        import threading
-
         self.opts, self.submissions, self.done, self.error, self.pool = opts, submissions, None, None, None
+        self.ready = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True, name="tritonlint-gating")
         self.thread.start()
 
@@ -112,9 +125,15 @@ class _Gating:
             self.done = (name, devices, workers, self.pool)
         except BaseException as e:
             self.error = e
+        finally:
+            self.ready.set()
+        if self.error is None:
+            from .report import warm
+
+            warm()
 
     def get(self) -> tuple:
-        self.thread.join()
+        self.ready.wait()
         if self.error is not None:
             raise self.error
         return self.done
@@ -178,7 +197,7 @@ def _gate_all(records: list[Record], opts: EvalOptions, runs_dir: Path, progress
     if opts.engine == "ray":
         run_ray(jobs, on_result, name, opts.ray_address, fn=gate_job)
     else:
-        pool.run(jobs, on_result)
+        pool.run(jobs, on_result, keep=True)  # closed by the gating's close, while the outputs are written
     mark("gated")
     if progress:
         progress.finish()

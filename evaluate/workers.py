@@ -122,7 +122,9 @@ class LocalPool:
         for i in range(len(self.slots), min(self.n, n)):
             self.slots.append(self._start(i))  # one by one: a failure leaves those started for close()
 
-    def run(self, jobs: Iterable[Job], on_result: OnResult) -> None:
+    def run(self, jobs: Iterable[Job], on_result: OnResult, keep: bool = False) -> None:
+        """Every job, then the workers closed; `keep`: left running for the caller's close (eval
+        closes them while it writes its outputs), unless a job's loop fails."""
         todo = list(jobs)
         self.start(len(todo))
         try:
@@ -148,7 +150,10 @@ class LocalPool:
                         on_result(job, result)
                     elif not slot["proc"].is_alive() or time.monotonic() - slot["since"] > self.job_timeout:
                         self._replace(i, on_result)
-        finally:
+        except BaseException:
+            self.close()
+            raise
+        if not keep:
             self.close()
 
     def _replace(self, i: int, on_result: OnResult) -> None:
