@@ -434,3 +434,23 @@ def test_eval_unwritable_output_is_one_line(tmp_path):
     r = run_eval(tmp_path / "subs", "--lint-only", "--out", tmp_path / "blocker" / "out")
     assert r.returncode == 2 and r.stderr.startswith(f"tritonlint eval: error: --out {tmp_path / 'blocker' / 'out'}: cannot write")
     assert "Traceback" not in r.stderr
+
+
+@needs_gate
+def test_eval_writes_its_outputs_while_its_workers_shut_down_and_returns_once_they_are_gone(tmp_path):
+    import multiprocessing
+
+    from tritonlint.evaluate.run import EvalOptions, evaluate
+
+    (tmp_path / "subs").mkdir()
+    shutil.copy(CASES / "t1" / "gelu" / "gelu_triton_ascend_impl.py", tmp_path / "subs")
+    seen = {}
+
+    def write(records, found, env):
+        seen["workers"] = len(multiprocessing.active_children())  # not waited for: still there, or ending
+        seen["status"] = [r.status for r in records]
+
+    opts = EvalOptions(tmp_path / "subs", CASES, tmp_path / "out", backend="cpu", gate=GateOptions(seeds=1, timeout=60))
+    records, _, env = evaluate(opts, write=write)
+    assert seen == {"workers": 1, "status": ["passed"]}, seen
+    assert multiprocessing.active_children() == [] and env["workers"] == 1
