@@ -4,9 +4,10 @@
 # root, carrying the py3.12 wheels the image lacks (libcst, jsonschema and its deps, pytest,
 # pytest-xdist, hypothesis) in .wheels/:
 #     bash benchmarks/device_speed.sh tests       # the GPU side of the timed-phase, census, device-sharing and benchmark tests
-#     bash benchmarks/device_speed.sh cases       # the 13 cases through `--run`, and (c) warm on four of them
+#     bash benchmarks/device_speed.sh cases       # the 13 cases through `--run`, and (c) on four of them
+#     bash benchmarks/device_speed.sh c           # (c) alone: `--run` warm and cold on four cases
 #     bash benchmarks/device_speed.sh probes      # the first launch of a cached kernel; the timer after a census
-#     bash benchmarks/device_speed.sh timeline    # the parent's timeline of one warm `--run`, three ways of starting its CUDA
+#     bash benchmarks/device_speed.sh timeline    # the parent's timeline of one warm `--run`, three ways of starting its CUDA (MODES=thread for one)
 #     bash benchmarks/device_speed.sh io          # a large case's trip through files; the parent's imports
 #     bash benchmarks/device_speed.sh ab          # (a), (b1) and (b); AB_PARTS=a,b1,b4,b8 for others
 #     bash benchmarks/device_speed.sh scaling     # (s): eval on one GPU, then on all (a 2-GPU machine)
@@ -19,6 +20,10 @@ python3 -m pip install -q --no-deps --no-build-isolation -e . 2>&1 | tail -1
 export PYTHONUNBUFFERED=1 TRITON_CACHE_DIR=${TRITON_CACHE_DIR:-/tmp/tcache}
 nvidia-smi --query-gpu=name --format=csv,noheader
 [ $# -gt 0 ] || set -- usage
+part_c() {
+    timeout 300 python3 benchmarks/gate_speed.py --parts c_warm,c_cold --only gelu,softmax,rope,add_rmsnorm_cast \
+        --out "$OUT/gate_speed_c.json" 2>&1 | tail -10
+}
 for part in "$@"; do
 echo "== $part"
 case "$part" in
@@ -38,15 +43,16 @@ for f in json.load(open(sys.argv[1]))["files"]:
     print(f["path"].split("/")[-2], r.get("verdict"), (r.get("why") or "")[:120], b.get("speedup_vs_torch"), rows,
           (r.get("verify") or {}).get("phases_s"), (r.get("verify") or {}).get("child_phases_s", {}).get("candidate"))
 PY
-    timeout 300 python3 benchmarks/gate_speed.py --parts c_warm,c_cold --only gelu,softmax,rope,add_rmsnorm_cast \
-        --out "$OUT/gate_speed_c.json" 2>&1 | tail -10 ;;
+    part_c ;;
+c)
+    part_c ;;
 probes)
     timeout 60 python3 benchmarks/probes/_probe_first_launch.py
     timeout 90 python3 benchmarks/probes/_probe_after_profiler.py ;;
 timeline)
     for c in gelu softmax add_rmsnorm_cast; do  # the cache warm first
         timeout 60 python3 -m tritonlint cases/*/$c/*_impl.py --run --backend cuda > /dev/null 2>&1; done
-    for mode in thread sync lazy; do for c in gelu softmax add_rmsnorm_cast; do
+    for mode in ${MODES:-thread sync lazy}; do for c in gelu softmax add_rmsnorm_cast; do
         t=$(date +%s.%N); timeout 60 python3 benchmarks/probes/_probe_timeline.py $mode cases/*/$c/*_impl.py $t 2>&1 | tail -16
     done; done ;;
 io)
@@ -57,6 +63,6 @@ ab)
 scaling)
     timeout 560 python3 benchmarks/gate_speed.py --parts s --gens 4 --out "$OUT/gate_speed_s.json" 2>&1 | tail -6 ;;
 *)
-    echo "usage: $0 tests|cases|probes|timeline|io|ab|scaling ..." >&2; exit 2 ;;
+    echo "usage: $0 tests|cases|c|probes|timeline|io|ab|scaling ..." >&2; exit 2 ;;
 esac
 done

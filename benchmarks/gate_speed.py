@@ -117,17 +117,22 @@ def eval_results(csv_path: Path) -> tuple[dict, dict]:
 def eval_phases(runs: Path, started: float) -> dict:
     """Where an eval's gate time went: each phase's seconds summed over its submissions (their
     runs/ files), the parent's (verify.phases_s) and each child's own (child_phases_s); and when
-    each submission's result was written (`ends_s`: seconds from the eval's start, in order)."""
+    each submission's result was written (`ends_s`: seconds from the eval's start, in order); and the
+    phases of the first submission written (`first`), whose start-up the others do not pay."""
     sums: dict = {"parent": {}, "reference": {}, "candidate": {}, "submissions": 0, "ends_s": []}
+    first: tuple = (math.inf, {})
     for path in sorted(runs.glob("*.json")) if runs.is_dir() else []:
         data = json.loads(path.read_text())
         verify = (data.get("runtime") or {}).get("verify") or {}
         sums["submissions"] += 1
         sums["ends_s"].append((round(path.stat().st_mtime - started, 2), data.get("key", "").split("/")[-1][:40]))
-        for part, laps in [("parent", verify.get("phases_s") or {})] + list((verify.get("child_phases_s") or {}).items()):
+        laps_of = [("parent", verify.get("phases_s") or {})] + list((verify.get("child_phases_s") or {}).items())
+        first = min(first, (path.stat().st_mtime, dict(laps_of)), key=lambda f: f[0])
+        for part, laps in laps_of:
             for phase, s in laps.items():
                 sums[part][phase] = round(sums[part].get(phase, 0.0) + s, 3)
     sums["ends_s"].sort()
+    sums["first"] = first[1]
     return sums
 
 
