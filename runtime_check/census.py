@@ -96,11 +96,15 @@ def _triton_launches(counts: Counter, inside: list[int]):
             cls.run = original
 
 
-def needs_dynamo() -> bool:
-    """Whether the census's first op imports torch._dynamo (a torch that wraps every mode's hook),
-    which the fork server then imports for its children while it is idle (zygote.LATER)."""
+def imports(profiled: bool) -> list[str]:
+    """What a census imports the first time it runs (the fork server imports it for its children
+    while it is idle, zygote.LATER): with the device's profiler (`profiled`), torch._inductor, which
+    the profiler's start looks for and which imports torch._dynamo (1-2 s in all); without it,
+    torch._dynamo only where the dispatch recorder's hook is still wrapped (an older torch)."""
+    if profiled:
+        return ["torch._inductor"]
     mode = _dispatch_mode(Counter(), [0])
-    return "__wrapped__" in vars(type(mode).__dict__["__torch_dispatch__"])
+    return ["torch._dynamo"] if "__wrapped__" in vars(type(mode).__dict__["__torch_dispatch__"]) else []
 
 
 def _dispatch_mode(counts: Counter, inside: list[int]):

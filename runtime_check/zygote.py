@@ -59,20 +59,19 @@ def _triton_key() -> None:
             return
 
 
-def _dynamo() -> None:
-    """torch._dynamo (1-2 s), where the census's first op would import it (census.needs_dynamo)."""
-    from tritonlint.runtime_check.census import needs_dynamo
+def _census() -> None:
+    """What the census would import in every candidate's child (census.imports): the device's
+    profiler is used everywhere but under Triton's interpreter (the cpu backend)."""
+    from tritonlint.runtime_check.census import imports
 
-    if needs_dynamo():
-        _preload(["torch._dynamo"])
+    _preload(imports(profiled=os.environ.get("TRITON_INTERPRET") != "1"))
 
 
 # Done once the server has forked its first child, while it has nothing to do (the reference's runs):
-# what every candidate's census and first Triton launch would otherwise do in each child: torch._dynamo
-# where the census needs it, Triton's key, and Gluon (0.17 s on the H100 machine, Triton 3.6) where
-# its version has it.
+# what every candidate's census and first Triton launch would otherwise do in each child: the census's
+# imports, Triton's key, and Gluon (0.17 s on the H100 machine, Triton 3.6) where its version has it.
 GLUON = ("triton.experimental.gluon",)
-LATER = (_dynamo, _triton_key, lambda: _preload(GLUON))
+LATER = (_census, _triton_key, lambda: _preload(GLUON))
 READY = "ready"
 WAIT_POLL_S = 0.05  # how often the server looks at a spawn that waits for its idle steps
 STOP_GRACE_S = 5.0  # how long a keeper has to kill its descendants before its group is killed
