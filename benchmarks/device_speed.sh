@@ -53,7 +53,8 @@ timeline)
     for c in gelu softmax add_rmsnorm_cast; do  # the cache warm first
         timeout 60 python3 -m tritonlint cases/*/$c/*_impl.py --run --backend cuda > /dev/null 2>&1; done
     for mode in ${MODES:-thread sync lazy}; do for c in gelu softmax add_rmsnorm_cast; do
-        t=$(date +%s.%N); timeout 60 python3 benchmarks/probes/_probe_timeline.py $mode cases/*/$c/*_impl.py $t 2>&1 | tail -16
+        t=$(date +%s.%N); timeout 60 python3 benchmarks/probes/_probe_timeline.py $mode cases/*/$c/*_impl.py $t > "$OUT/timeline_${mode}_$c.txt" 2>&1
+        tail -3 "$OUT/timeline_${mode}_$c.txt"
     done; done ;;
 io)
     timeout 120 python3 benchmarks/probes/_probe_case_io.py
