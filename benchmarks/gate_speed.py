@@ -252,8 +252,11 @@ def main() -> int:
                                "child_phases_s": (verdict.get("verify") or {}).get("child_phases_s")}
                 except (ValueError, KeyError, IndexError, TypeError):
                     verdict = {"verdict": None, "stderr": proc.stderr[-800:]}
-                rows.append({"case": ref.parent.name, "wall_s": round(wall, 3), **verdict})
-                print(f"{label} {ref.parent.name}: {wall:.1f} s {verdict.get('verdict')}", flush=True)
+                inside = sum((verdict.get("phases_s") or {}).get(k, 0.0) for k in ("reference", "candidate"))
+                # the process's start (imports, lint, the fork server's) and end, outside the two sides
+                rows.append({"case": ref.parent.name, "wall_s": round(wall, 3), "outside_sides_s": round(wall - inside, 3), **verdict})
+                print(f"{label} {ref.parent.name}: {wall:.1f} s ({wall - inside:.1f} s outside the sides) {verdict.get('verdict')}",
+                      flush=True)
             walls = [r["wall_s"] for r in rows]
             result[label] = {"rows": rows, "median_s": statistics.median(walls), "max_s": max(walls),
                              "total_s": round(sum(walls), 3)}
