@@ -110,21 +110,34 @@ class _Gating:
         self.thread.start()
 
     def _run(self) -> None:
-        from tritonlint.runtime_check.backends import get_backend
+        from tritonlint.runtime_check.backends import get_backend, likely_backend
 
         from .workers import LocalPool
 
+        local = self.opts.engine != "ray"
+        budget = self.opts.gate.timeout * (2 * self.opts.gate.seeds + 2) + 300  # every child at its limit, plus start-up
         try:
+            if local and self.submissions:  # the first worker (device 0) starts now: its imports overlap the detection's
+                guess = likely_backend(self.opts.backend)
+                self.pool = LocalPool(guess, 1, 0 if guess == "cpu" else 1, budget)  # closed by close(), however far it got
+                self.pool.start(1)
             name = get_backend(self.opts.backend).name
             devices = _device_count(name)
             workers = self.opts.workers or (devices if name != "cpu" else 1)
-            budget = self.opts.gate.timeout * (2 * self.opts.gate.seeds + 2) + 300  # every child at its limit, plus start-up
-            self.pool = LocalPool(name, workers, devices, budget) if self.opts.engine != "ray" else None
-            if self.pool is not None:  # closed by close(), however far start() got
+            if self.pool is not None and self.pool.backend != name:  # guessed wrong: started again below
+                self.pool.close(kill=True)
+                self.pool = None
+            if local:
+                if self.pool is None:
+                    self.pool = LocalPool(name, workers, devices, budget)
+                else:  # its first worker is every pool's first: device 0 (LocalPool._start)
+                    self.pool.n, self.pool.devices = workers, devices
                 self.pool.start(min(workers, self.submissions))
             self.done = (name, devices, workers, self.pool)
         except BaseException as e:
             self.error = e
+            if self.pool is not None:  # a worker started on a guess: no job will come
+                self.pool.close(kill=True)
         finally:
             self.ready.set()
         if self.error is None:

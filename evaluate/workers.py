@@ -61,8 +61,11 @@ def _references():
 
 
 def _bind(backend: str, device: int | None) -> None:
+    """Make `device` (an index among the devices this process sees) the worker's only one; where
+    the visibility variable names the devices already, its `device`-th entry."""
     if device is not None and backend in VISIBLE:
-        os.environ[VISIBLE[backend]] = str(device)
+        seen = [d.strip() for d in os.environ.get(VISIBLE[backend], "").split(",") if d.strip()]
+        os.environ[VISIBLE[backend]] = seen[device] if device < len(seen) else str(device)
 
 
 def _worker(conn, backend: str, device: int | None, fn) -> None:
@@ -170,10 +173,14 @@ class LocalPool:
         self.slots[i] = self._start(i)
         on_result(job, {"error": why})
 
-    def close(self) -> None:
+    def close(self, kill: bool = False) -> None:
+        """Each worker told to stop after its job (its fork server and children with it), or `kill`ed."""
         for slot in self.slots:
             try:
-                slot["conn"].send(None)
+                if kill:
+                    slot["proc"].kill()
+                else:
+                    slot["conn"].send(None)
             except (OSError, ValueError):
                 pass
         for slot in self.slots:

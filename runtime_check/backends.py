@@ -43,6 +43,14 @@ def _has(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
+def likely_backend(name: str = "auto") -> str:
+    """What get_backend(name) will pick where it succeeds, without importing torch: for work that
+    may start before it has decided (eval's first worker)."""
+    if name == "auto":
+        return "npu" if _has("torch_npu") else "cuda"
+    return name
+
+
 def get_backend(name: str = "auto") -> Backend:
     """`auto` picks npu, then cuda; cpu only when asked for. Raises with one clear line."""
     import torch

@@ -9,6 +9,7 @@ import csv
 import importlib.util
 import json
 import math
+import os
 import shutil
 import struct
 import subprocess
@@ -454,3 +455,14 @@ def test_eval_writes_its_outputs_while_its_workers_shut_down_and_returns_once_th
     records, _, env = evaluate(opts, write=write)
     assert seen == {"workers": 1, "status": ["passed"]}, seen
     assert multiprocessing.active_children() == [] and env["workers"] == 1
+
+
+def test_a_worker_binds_the_device_it_is_given_among_those_its_parent_sees(monkeypatch):
+    from tritonlint.evaluate.workers import _bind
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
+    _bind("cuda", 1)  # the second device the parent sees is the machine's 5, not its 1
+    assert os.environ["CUDA_VISIBLE_DEVICES"] == "5"
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
+    _bind("cuda", 1)
+    assert os.environ["CUDA_VISIBLE_DEVICES"] == "1"
