@@ -9,6 +9,7 @@
 #     bash benchmarks/device_speed.sh probes      # the first launch of a cached kernel; the timer after a census
 #     bash benchmarks/device_speed.sh timeline    # the parent's timeline of one warm `--run`, three ways of starting its CUDA (MODES=thread for one)
 #     bash benchmarks/device_speed.sh io          # a large case's trip through files; the parent's imports
+#     bash benchmarks/device_speed.sh exit        # a CUDA process's way out, as it is and with os._exit
 #     bash benchmarks/device_speed.sh ab          # (a), (b1) and (b); AB_PARTS=a,b1,b4,b8 for others
 #     bash benchmarks/device_speed.sh scaling     # (s): eval on one GPU, then on all (a 2-GPU machine)
 # Each part fits one 10-minute call; several parts in one call run in turn (`tests cases`).
@@ -59,11 +60,16 @@ timeline)
 io)
     timeout 120 python3 benchmarks/probes/_probe_case_io.py
     python3 -X importtime -c "import tritonlint.cli, tritonlint.runtime_check.gate" 2>&1 | sort -t'|' -k2 -n | tail -12 ;;
+exit)  # what a process that used the device spends on its way out, as it is and with os._exit
+    for how in "pass" "import os; os._exit(0)"; do for i in 1 2 3; do
+        python3 -c "import time, torch; torch.empty(1, device='cuda'); torch.randn(4096, 4096, device='cuda').sum().item(); print(time.time()); $how" \
+            | python3 -c "import sys, time; t = float(sys.stdin.read()); print('exit after', repr('$how'), round(time.time() - t, 3), 's')"
+    done; done ;;
 ab)
     timeout 560 python3 benchmarks/gate_speed.py --parts ${AB_PARTS:-a,b1,b} --out "$OUT/gate_speed_ab.json" 2>&1 | tail -8 ;;
 scaling)
     timeout 560 python3 benchmarks/gate_speed.py --parts s --gens 4 --out "$OUT/gate_speed_s.json" 2>&1 | tail -6 ;;
 *)
-    echo "usage: $0 tests|cases|c|probes|timeline|io|ab|scaling ..." >&2; exit 2 ;;
+    echo "usage: $0 tests|cases|c|probes|timeline|io|exit|ab|scaling ..." >&2; exit 2 ;;
 esac
 done
