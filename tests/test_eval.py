@@ -335,6 +335,15 @@ def test_eval_without_a_device_says_so_in_one_line(tmp_path):
     r = run_eval(tmp_path / "subs", "--out", tmp_path / "out")
     assert r.returncode == 2
     assert r.stderr.strip() == "tritonlint eval: error: no NPU or CUDA device found (use --backend cpu for a correctness-only run)"
+    # in process: the worker started on the likely backend (cuda) before the detection is gone with the error
+    import multiprocessing
+
+    from tritonlint.evaluate.run import EvalOptions, evaluate
+    from tritonlint.runtime_check.backends import BackendUnavailable
+
+    with pytest.raises(BackendUnavailable):
+        evaluate(EvalOptions(tmp_path / "subs", CASES, tmp_path / "out2"))
+    assert multiprocessing.active_children() == []
 
 
 @requires("ray")  # the [ray] extra
