@@ -70,20 +70,24 @@ def _bind(backend: str, device: int | None) -> None:
 
 def _worker(conn, backend: str, device: int | None, fn) -> None:
     _bind(backend, device)
-    if fn is gate_job:  # the fork server's imports overlap this worker's own, before its first job
+    if fn is gate_job:  # before its first job, the fork server's imports beside this worker's own (torch)
         from tritonlint.runtime_check.backends import Backend
         from tritonlint.runtime_check.protocol import prestart
 
         prestart(Backend(backend, backend != "cpu").child_env())
+        import tritonlint.runtime_check.gate  # noqa: F401
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     while True:
         try:
             job = conn.recv()
         except EOFError:
-            return
+            break
         if job is None:
-            return
+            break
         conn.send(fn(job))
+    from tritonlint.cli import quick_exit
+
+    quick_exit(0)  # its fork server closed, without the interpreter's teardown of the device's context
 
 
 def _next(todo: list[Job], slot: dict, slots: list[dict]) -> Job:
