@@ -100,7 +100,8 @@ def imports(profiled: bool) -> list[str]:
     """What a census imports the first time it runs (the fork server imports it for its children
     while it is idle, zygote.LATER): with the device's profiler (`profiled`), torch._inductor, which
     the profiler's start looks for and which imports torch._dynamo (1-2 s in all); without it,
-    torch._dynamo only where the dispatch recorder's hook is still wrapped (an older torch)."""
+    torch._dynamo only where torch wraps the dispatch recorder's hook whatever it asks (a torch
+    without _should_skip_dynamo)."""
     if profiled:
         return ["torch._inductor"]
     mode = _dispatch_mode(Counter(), [0])
@@ -111,23 +112,32 @@ def _dispatch_mode(counts: Counter, inside: list[int]):
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
 
+    def record(func, args, kwargs):
+        if inside[0] == 0:
+            name = func._schema.name
+            if name == "aten::_to_copy" and args and isinstance(args[0], torch.Tensor) \
+                    and kwargs.get("dtype", args[0].dtype) != args[0].dtype:
+                name = CONVERSION
+            counts[name] += 1
+        return func(*args, **kwargs)
+
+    kept_out: list = []  # record under torch._disable_dynamo, made once torch._dynamo is loaded
+
     class Recorder(TorchDispatchMode):
         @classmethod
         def _should_skip_dynamo(cls) -> bool:
-            # torch wraps a mode's hook to keep torch.compile out of it, and that wrapper imports
-            # torch._dynamo (1-2 s) at the first op. Unless it is loaded already, no frame can be
-            # compiled, and one compiled during the call skips a frame with this mode on the stack.
-            return "torch._dynamo" in sys.modules
+            # torch would wrap the hook below to keep torch.compile out of it, and that wrapper
+            # imports torch._dynamo (1-2 s) at the first op: the hook does it itself, only where
+            # torch._dynamo is loaded (a forward may load it during the call), since only then can
+            # anything compile (a hook left to it compiles, per operator, with the forward's backend)
+            return False
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            kwargs = kwargs or {}
-            if inside[0] == 0:
-                name = func._schema.name
-                if name == "aten::_to_copy" and args and isinstance(args[0], torch.Tensor) \
-                        and kwargs.get("dtype", args[0].dtype) != args[0].dtype:
-                    name = CONVERSION
-                counts[name] += 1
-            return func(*args, **kwargs)
+            if "torch._dynamo" not in sys.modules:
+                return record(func, args, kwargs or {})
+            if not kept_out:
+                kept_out.append(torch._disable_dynamo(record, recursive=True))
+            return kept_out[0](func, args, kwargs or {})
 
     return Recorder()
 
