@@ -110,13 +110,13 @@ class _Gating:
         self.thread.start()
 
     def _run(self) -> None:
-        from tritonlint.runtime_check.backends import get_backend, likely_backend
-
-        from .workers import LocalPool
-
-        local = self.opts.engine != "ray"
-        budget = self.opts.gate.timeout * (2 * self.opts.gate.seeds + 2) + 300  # every child at its limit, plus start-up
         try:
+            from tritonlint.runtime_check.backends import get_backend, likely_backend
+
+            from .workers import LocalPool
+
+            local = self.opts.engine != "ray"
+            budget = self.opts.gate.timeout * (2 * self.opts.gate.seeds + 2) + 300  # every child at its limit, plus start-up
             if local and self.submissions:  # the first worker (device 0) starts now: its imports overlap the detection's
                 guess = likely_backend(self.opts.backend)
                 self.pool = LocalPool(guess, 1, 0 if guess == "cpu" else 1, budget)  # closed by close(), however far it got
@@ -125,7 +125,7 @@ class _Gating:
             devices = _device_count(name)
             workers = self.opts.workers or (devices if name != "cpu" else 1)
             if self.pool is not None and self.pool.backend != name:  # guessed wrong: started again below
-                self.pool.close(kill=True)
+                self.pool.close()
                 self.pool = None
             if local:
                 if self.pool is None:
@@ -137,7 +137,7 @@ class _Gating:
         except BaseException as e:
             self.error = e
             if self.pool is not None:  # a worker started on a guess: no job will come
-                self.pool.close(kill=True)
+                self.pool.close()
         finally:
             self.ready.set()
         if self.error is None:

@@ -19,6 +19,7 @@ import time
 from multiprocessing.connection import wait
 from typing import Callable, Iterable
 
+from tritonlint.cli import quick_exit
 from tritonlint.runtime_check.backends import VISIBLE
 from tritonlint.runtime_check.protocol import failure
 
@@ -68,7 +69,16 @@ def _bind(backend: str, device: int | None) -> None:
         os.environ[VISIBLE[backend]] = seen[device] if device < len(seen) else str(device)
 
 
+def _leave(*_) -> None:
+    """A worker's way out (LocalPool.close's SIGTERM, or its parent gone): its fork server and every
+    child closed on the way (cli.quick_exit), once."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    quick_exit(0)
+
+
 def _worker(conn, backend: str, device: int | None, fn) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
+    signal.signal(signal.SIGTERM, _leave)
     _bind(backend, device)
     if fn is gate_job:  # before its first job, the fork server's imports beside this worker's own (torch)
         from tritonlint.runtime_check.backends import Backend
@@ -76,18 +86,12 @@ def _worker(conn, backend: str, device: int | None, fn) -> None:
 
         prestart(Backend(backend, backend != "cpu").child_env())
         import tritonlint.runtime_check.gate  # noqa: F401
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     while True:
         try:
             job = conn.recv()
         except EOFError:
-            break
-        if job is None:
-            break
+            _leave()
         conn.send(fn(job))
-    from tritonlint.cli import quick_exit
-
-    quick_exit(0)  # its fork server closed, without the interpreter's teardown of the device's context
 
 
 def _next(todo: list[Job], slot: dict, slots: list[dict]) -> Job:
@@ -177,14 +181,12 @@ class LocalPool:
         self.slots[i] = self._start(i)
         on_result(job, {"error": why})
 
-    def close(self, kill: bool = False) -> None:
-        """Each worker told to stop after its job (its fork server and children with it), or `kill`ed."""
+    def close(self) -> None:
+        """Each worker stopped (SIGTERM: it closes its fork server, and every child with it, and
+        leaves; one still in its imports or its job too), and killed after 5 s."""
         for slot in self.slots:
             try:
-                if kill:
-                    slot["proc"].kill()
-                else:
-                    slot["conn"].send(None)
+                slot["proc"].terminate()
             except (OSError, ValueError):
                 pass
         for slot in self.slots:

@@ -3,7 +3,7 @@ gate's child code once, before any submission code, and forks a fresh sandboxed 
 for every side of every submission. A child forked from it starts in well under a second
 where a fresh interpreter pays `import torch` (seconds) again.
 
-    python -I -m tritonlint.runtime_check.zygote        (started by Zygote, never by hand)
+    python -I -m tritonlint.runtime_check.zygote BOX    (started by Zygote, never by hand)
 
 It is started like any child used to be (`python -I`, a private empty working
 directory, the environment cut to the allow-list) and never initialises an accelerator
@@ -187,7 +187,9 @@ def _keeper(req: dict, report_w: int) -> None:
     os._exit(1)
 
 
-def serve() -> None:
+def serve(box: str | None = None) -> None:
+    """`box`: the server's own folder (Zygote.box), removed when it leaves: its parent may have been
+    killed (an eval worker, a Ray worker) and never get to it."""
     from tritonlint.runtime_check.sandbox import fork_piped
 
     _preload(PRELOAD)
@@ -221,6 +223,8 @@ def serve() -> None:
             if not chunk:  # the parent is gone or done: so is every child
                 for pid in keepers:
                     _kill_group(pid)
+                if box is not None:
+                    shutil.rmtree(box, ignore_errors=True)
                 os._exit(0)
             buf += chunk
             while b"\n" in buf:
@@ -322,7 +326,7 @@ class Zygote:
             (self.box / sub).mkdir()
         self.stderr = self.box / "server.log"
         with open(self.stderr, "wb") as log:
-            self.proc = subprocess.Popen([sys.executable, "-I", "-m", "tritonlint.runtime_check.zygote"],
+            self.proc = subprocess.Popen([sys.executable, "-I", "-m", "tritonlint.runtime_check.zygote", str(self.box)],
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
                                          env=child_environment(env, self.box), cwd=self.box / "work",
                                          start_new_session=True)
@@ -434,4 +438,4 @@ def _tail(path: Path) -> str:
 
 
 if __name__ == "__main__":
-    serve()
+    serve(*sys.argv[1:2])

@@ -447,22 +447,29 @@ def test_eval_unwritable_output_is_one_line(tmp_path):
 
 
 @needs_gate
-def test_eval_writes_its_outputs_while_its_workers_shut_down_and_returns_once_they_are_gone(tmp_path):
+def test_eval_writes_its_outputs_while_its_workers_shut_down_and_returns_once_they_are_gone(tmp_path, monkeypatch):
     import multiprocessing
+    import threading
 
     from tritonlint.evaluate.run import EvalOptions, evaluate
 
     (tmp_path / "subs").mkdir()
     shutil.copy(CASES / "t1" / "gelu" / "gelu_triton_ascend_impl.py", tmp_path / "subs")
-    seen = {}
+    writing, seen = threading.Event(), {}
+    close = LocalPool.close
+
+    def close_once_writing(pool):  # a close that comes before the outputs are written waits here, and fails below
+        seen["closed_while_writing"] = writing.wait(timeout=20)
+        close(pool)
 
     def write(records, found, env):
-        seen["workers"] = len(multiprocessing.active_children())  # not waited for: still there, or ending
+        writing.set()
         seen["status"] = [r.status for r in records]
 
+    monkeypatch.setattr(LocalPool, "close", close_once_writing)
     opts = EvalOptions(tmp_path / "subs", CASES, tmp_path / "out", backend="cpu", gate=GateOptions(seeds=1, timeout=60))
     records, _, env = evaluate(opts, write=write)
-    assert seen == {"workers": 1, "status": ["passed"]}, seen
+    assert seen == {"closed_while_writing": True, "status": ["passed"]}, seen
     assert multiprocessing.active_children() == [] and env["workers"] == 1
 
 

@@ -289,3 +289,15 @@ def test_an_early_child_that_died_before_its_order_is_replaced_and_its_cases_sti
         early.close()
         run.cleanup()
     assert [r.get("ok") for r in results.values()] == [True, True], results
+
+
+def test_a_fork_server_whose_parent_is_gone_removes_its_own_folder():
+    """An eval or Ray worker killed without its exit handlers never closes its fork server: the
+    server sees its stdin end, stops its children and removes its folder itself."""
+    from tritonlint.runtime_check.zygote import Zygote
+
+    server = Zygote(Backend("cpu", False).child_env())
+    assert server.box.is_dir()
+    server.proc.stdin.close()  # what a killed parent leaves it
+    server.proc.wait(timeout=120)
+    assert not server.box.exists()
