@@ -77,6 +77,9 @@ class Record:
                 return f"{run['error']['error_type']}: {run['error']['error_msg']}"
             for f in (run.get("verify") or {}).get("failures", []):
                 return f"case {f['case_idx']}: {f['error_type']}: {(f.get('error_msg') or '').splitlines()[0] if f.get('error_msg') else ''}"
+        for run in self.runs:  # every case passed, and the gate still did not: its census or its timing, in its own words
+            if run.get("verdict") not in (None, "passed", "skipped") and run.get("why"):
+                return f"{run['verdict']}: {run['why']}"
         if self.status in ("lint_rejected", "unreadable", "not_a_submission"):
             return self.lint.reason or ", ".join(sorted(set(c for c in self.lint.codes)))
         return None

@@ -416,6 +416,22 @@ def test_eval_status_follows_the_gate_verdict():
     assert run_status({"verify": verified}) == "passed"  # runs/ from before the verdict existed
 
 
+def test_a_submission_that_failed_after_its_cases_says_why_in_eval(tmp_path):
+    """results.csv's `error` for a run whose cases passed and whose timing or census did not: the
+    gate's own line, not an empty field."""
+    from tritonlint.evaluate.records import Lint, Record
+
+    (tmp_path / "gelu").mkdir()
+    (tmp_path / "gelu" / "g1.py").write_text(solution("gelu"))
+    sub = discover_submissions(tmp_path, discover_cases(CASES)).submissions[0]
+    verified = {"total_cases": 3, "passed_cases": 3, "failures": []}
+    why = "timing: TimingRefused: the child claims 0.0100 ms per call, but its 60 calls took 900.0 ms on the parent's clock"
+    rec = Record(sub, Lint("ok", True, None, [], [], 0, 0), [{"verify": verified, "verdict": "untimed_work", "why": why}])
+    assert (rec.status, rec.error) == ("failed", f"untimed_work: {why}")
+    passed = Record(sub, Lint("ok", True, None, [], [], 0, 0), [{"verify": verified, "verdict": "passed", "why": "3/3 cases passed"}])
+    assert (passed.status, passed.error) == ("passed", None)
+
+
 def test_kernel_generation_metrics_against_closed_forms():
     """pass@k: the unbiased estimator 1 - C(n-c, k)/C(n, k); fast_p: correct and at least p times faster."""
     from math import comb
