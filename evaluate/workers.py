@@ -12,6 +12,7 @@ WorkerTimeout and its worker replaced.
 
 from __future__ import annotations
 
+import importlib
 import multiprocessing as mp
 import os
 import signal
@@ -85,7 +86,7 @@ def _worker(conn, backend: str, device: int | None, fn) -> None:
         from tritonlint.runtime_check.protocol import prestart
 
         prestart(Backend(backend, backend != "cpu").child_env())
-        import tritonlint.runtime_check.gate  # noqa: F401
+        importlib.import_module("tritonlint.runtime_check.gate")
     while True:
         try:
             job = conn.recv()
