@@ -119,20 +119,21 @@ def eval_phases(runs: Path, started: float) -> dict:
     runs/ files), the parent's (verify.phases_s) and each child's own (child_phases_s); and when
     each submission's result was written (`ends_s`: seconds from the eval's start, in order); and the
     phases of the first submission written (`first`), whose start-up the others do not pay."""
-    sums: dict = {"parent": {}, "reference": {}, "candidate": {}, "submissions": 0, "ends_s": []}
-    first: tuple = (math.inf, {})
+    sums: dict = {"parent": {}, "reference": {}, "candidate": {}, "submissions": 0, "ends_s": [], "first": {}}
+    first_end = math.inf
     for path in sorted(runs.glob("*.json")) if runs.is_dir() else []:
         data = json.loads(path.read_text())
         verify = (data.get("runtime") or {}).get("verify") or {}
+        ended = path.stat().st_mtime
         sums["submissions"] += 1
-        sums["ends_s"].append((round(path.stat().st_mtime - started, 2), data.get("key", "").split("/")[-1][:40]))
-        laps_of = [("parent", verify.get("phases_s") or {})] + list((verify.get("child_phases_s") or {}).items())
-        first = min(first, (path.stat().st_mtime, dict(laps_of)), key=lambda f: f[0])
-        for part, laps in laps_of:
+        sums["ends_s"].append((round(ended - started, 2), data.get("key", "").split("/")[-1][:40]))
+        laps_of = {"parent": verify.get("phases_s") or {}, **(verify.get("child_phases_s") or {})}
+        if ended < first_end:
+            first_end, sums["first"] = ended, laps_of
+        for part, laps in laps_of.items():
             for phase, s in laps.items():
                 sums[part][phase] = round(sums[part].get(phase, 0.0) + s, 3)
     sums["ends_s"].sort()
-    sums["first"] = first[1]
     return sums
 
 
@@ -252,11 +253,10 @@ def main() -> int:
                                "child_phases_s": (verdict.get("verify") or {}).get("child_phases_s")}
                 except (ValueError, KeyError, IndexError, TypeError):
                     verdict = {"verdict": None, "stderr": proc.stderr[-800:]}
-                inside = sum((verdict.get("phases_s") or {}).get(k, 0.0) for k in ("reference", "candidate"))
                 # the process's start (imports, lint, the fork server's) and end, outside the two sides
-                rows.append({"case": ref.parent.name, "wall_s": round(wall, 3), "outside_sides_s": round(wall - inside, 3), **verdict})
-                print(f"{label} {ref.parent.name}: {wall:.1f} s ({wall - inside:.1f} s outside the sides) {verdict.get('verdict')}",
-                      flush=True)
+                outside = wall - sum((verdict.get("phases_s") or {}).get(k, 0.0) for k in ("reference", "candidate"))
+                rows.append({"case": ref.parent.name, "wall_s": round(wall, 3), "outside_sides_s": round(outside, 3), **verdict})
+                print(f"{label} {ref.parent.name}: {wall:.1f} s ({outside:.1f} s outside the sides) {verdict.get('verdict')}", flush=True)
             walls = [r["wall_s"] for r in rows]
             result[label] = {"rows": rows, "median_s": statistics.median(walls), "max_s": max(walls),
                              "total_s": round(sum(walls), 3)}
